@@ -1,0 +1,1 @@
+#include <whd/fft/fft512.hpp>

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Pack the built binaries, test binaries and their non-system shared libraries
+# into dist/ (ignored by git), small enough to travel to the GPU machine
+# (device `carry: ["dist"]`). Run there with: LD_LIBRARY_PATH=dist/lib dist/bin/...
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/env.sh"
+dist=${1:-$WHD_ROOT/dist}
+rm -rf "$dist"
+mkdir -p "$dist/bin" "$dist/lib"
+shopt -s nullglob
+for exe in "$WHD_BUILD"/apps/*/whd-* "$WHD_BUILD"/tests/*/*_tests; do
+  [[ -x $exe && -f $exe ]] && cp "$exe" "$dist/bin/"
+done
+# Libraries the device machine lacks: everything ldd resolves outside glibc and CUDA.
+for exe in "$dist"/bin/*; do
+  ldd "$exe" | awk '/=> \// {print $3}' | while read -r lib; do
+    case $(basename "$lib") in
+      libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libgcc_s.so*|libstdc++.so*|libcuda.so*|libcudart.so*|libcufft.so*) ;;
+      *) cp -n "$lib" "$dist/lib/" ;;
+    esac
+  done
+done
+# The test definitions, so ctest can run there too.
+cp -r "$here/../scripts" "$dist/scripts"
+du -sh "$dist"

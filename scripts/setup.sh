@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what whd-rx needs to build and test on Debian (12+). Idempotent, quiet
+# when everything is already there. The CUDA toolkit (nvcc) is expected at
+# /usr/local/cuda or on PATH; it is not an apt package on every Debian.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-program-options-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
+  libliquid-dev libfftw3-dev
+  python3 python3-numpy python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: nvcc not found. Install the CUDA Toolkit (12.0 or newer) so that /usr/local/cuda/bin/nvcc exists." >&2
+  exit 1
+fi

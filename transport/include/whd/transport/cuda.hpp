@@ -1,0 +1,236 @@
+/// @file cuda.hpp
+/// The project's one set of CUDA resources and its one error check:
+/// WHD_CUDA_CHECK, cuda_error, device_buffer, pinned_buffer, stream, stream_ref,
+/// event, device_span. No raw cudaMalloc/cudaFree outside this file.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace whd::cuda {
+
+/// A failed CUDA runtime call: carries the expression, file:line and the error name.
+class cuda_error : public std::runtime_error {
+public:
+  cuda_error(cudaError_t code, const char* expr, const char* file, int line);
+  cudaError_t code() const noexcept { return code_; }
+
+private:
+  cudaError_t code_;
+};
+
+/// Throws cuda_error unless `code` is cudaSuccess.
+void check(cudaError_t code, const char* expr, const char* file, int line);
+/// Logs (to stderr) instead of throwing: for destructors.
+void check_nothrow(cudaError_t code, const char* expr, const char* file, int line) noexcept;
+
+/// Number of usable CUDA devices; 0 when there is no driver or no device.
+int device_count() noexcept;
+/// Why no device is usable ("" when one is), for skip messages and errors.
+std::string no_device_reason();
+
+} // namespace whd::cuda
+
+/// Check a CUDA runtime call; throws whd::cuda::cuda_error on failure.
+#define WHD_CUDA_CHECK(expr) ::whd::cuda::check((expr), #expr, __FILE__, __LINE__)
+/// Check after a kernel launch (launch configuration errors).
+#define WHD_CUDA_CHECK_LAUNCH() ::whd::cuda::check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
+/// Log-only variant for destructors.
+#define WHD_CUDA_CHECK_NOTHROW(expr) ::whd::cuda::check_nothrow((expr), #expr, __FILE__, __LINE__)
+
+namespace whd::cuda {
+
+/// Non-owning view of device memory: pointer and element count.
+template <typename T>
+struct device_span {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+
+  T* data() const noexcept { return ptr; }
+  std::size_t size() const noexcept { return count; }
+  std::size_t size_bytes() const noexcept { return count * sizeof(T); }
+  device_span subspan(std::size_t offset, std::size_t n) const
+  {
+    if (offset + n > count) {
+      throw std::out_of_range("device_span::subspan out of range");
+    }
+    return {ptr + offset, n};
+  }
+  operator device_span<const T>() const noexcept { return {ptr, count}; }
+};
+
+/// Owning device allocation of `count` elements of T (uninitialised).
+template <typename T>
+class device_buffer {
+public:
+  device_buffer() = default;
+  explicit device_buffer(std::size_t count) : count_(count)
+  {
+    if (count_ > 0) {
+      void* p = nullptr;
+      WHD_CUDA_CHECK(cudaMalloc(&p, count_ * sizeof(T)));
+      ptr_ = static_cast<T*>(p);
+    }
+  }
+  ~device_buffer() { reset(); }
+  device_buffer(device_buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  device_buffer& operator=(device_buffer&& o) noexcept
+  {
+    if (this != &o) {
+      reset();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+
+  T* data() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return count_; }
+  std::size_t size_bytes() const noexcept { return count_ * sizeof(T); }
+  device_span<T> span() const noexcept { return {ptr_, count_}; }
+
+private:
+  void reset() noexcept
+  {
+    if (ptr_ != nullptr) {
+      WHD_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
+      ptr_ = nullptr;
+      count_ = 0;
+    }
+  }
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Owning page-locked host allocation of `count` elements of T (uninitialised).
+template <typename T>
+class pinned_buffer {
+public:
+  pinned_buffer() = default;
+  explicit pinned_buffer(std::size_t count) : count_(count)
+  {
+    if (count_ > 0) {
+      void* p = nullptr;
+      WHD_CUDA_CHECK(cudaMallocHost(&p, count_ * sizeof(T)));
+      ptr_ = static_cast<T*>(p);
+    }
+  }
+  ~pinned_buffer() { reset(); }
+  pinned_buffer(pinned_buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  pinned_buffer& operator=(pinned_buffer&& o) noexcept
+  {
+    if (this != &o) {
+      reset();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  pinned_buffer(const pinned_buffer&) = delete;
+  pinned_buffer& operator=(const pinned_buffer&) = delete;
+
+  T* data() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return count_; }
+  std::size_t size_bytes() const noexcept { return count_ * sizeof(T); }
+  T& operator[](std::size_t i) const noexcept { return ptr_[i]; }
+  T* begin() const noexcept { return ptr_; }
+  T* end() const noexcept { return ptr_ + count_; }
+
+private:
+  void reset() noexcept
+  {
+    if (ptr_ != nullptr) {
+      WHD_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr_));
+      ptr_ = nullptr;
+      count_ = 0;
+    }
+  }
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Non-owning stream handle (the default stream when empty).
+class stream_ref {
+public:
+  stream_ref() = default;
+  stream_ref(cudaStream_t s) noexcept : s_(s) {} // NOLINT: implicit on purpose
+  cudaStream_t get() const noexcept { return s_; }
+  operator cudaStream_t() const noexcept { return s_; } // NOLINT
+  void synchronize() const { WHD_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+private:
+  cudaStream_t s_ = nullptr;
+};
+
+/// Owning non-blocking CUDA stream.
+class stream {
+public:
+  stream() { WHD_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~stream()
+  {
+    if (s_ != nullptr) {
+      WHD_CUDA_CHECK_NOTHROW(cudaStreamDestroy(s_));
+    }
+  }
+  stream(stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  stream& operator=(stream&& o) noexcept
+  {
+    std::swap(s_, o.s_);
+    return *this;
+  }
+  stream(const stream&) = delete;
+  stream& operator=(const stream&) = delete;
+
+  cudaStream_t get() const noexcept { return s_; }
+  stream_ref ref() const noexcept { return {s_}; }
+  operator stream_ref() const noexcept { return {s_}; } // NOLINT
+  void synchronize() const { WHD_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+private:
+  cudaStream_t s_ = nullptr;
+};
+
+/// Owning CUDA event (timing enabled unless `timing` is false).
+class event {
+public:
+  explicit event(bool timing = true)
+  {
+    WHD_CUDA_CHECK(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~event()
+  {
+    if (e_ != nullptr) {
+      WHD_CUDA_CHECK_NOTHROW(cudaEventDestroy(e_));
+    }
+  }
+  event(event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  event& operator=(event&& o) noexcept
+  {
+    std::swap(e_, o.e_);
+    return *this;
+  }
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+
+  cudaEvent_t get() const noexcept { return e_; }
+  void record(stream_ref s) { WHD_CUDA_CHECK(cudaEventRecord(e_, s.get())); }
+  void synchronize() const { WHD_CUDA_CHECK(cudaEventSynchronize(e_)); }
+  /// Milliseconds from `start` to this event (both recorded and complete).
+  float elapsed_ms_since(const event& start) const
+  {
+    float ms = 0.0f;
+    WHD_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
+    return ms;
+  }
+
+private:
+  cudaEvent_t e_ = nullptr;
+};
+
+} // namespace whd::cuda
