@@ -1,0 +1,156 @@
+/// @file capture.hpp
+/// Captures on disk (profile §6): SigMF recordings and raw interleaved I/Q,
+/// read by random access (pread) so files larger than memory work, and written
+/// as SigMF.
+#pragma once
+
+#include <whd/transport/sample_types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace whd::transport {
+
+/// A capture that cannot be used: the message names the file and the problem.
+class capture_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One SigMF annotation (`core:sample_start`, `core:sample_count`, `core:label`, `core:comment`).
+struct annotation {
+  uint64_t sample_start = 0;
+  uint64_t sample_count = 0;
+  std::string label;
+  std::string comment;
+};
+
+/// What a capture is: where its samples are, their type and how many.
+struct capture_info {
+  std::filesystem::path data_path;         ///< file holding the samples
+  std::filesystem::path meta_path;         ///< `.sigmf-meta`, empty for raw captures
+  datatype type = datatype::cf32_le;       ///< sample format on disk
+  std::optional<double> sample_rate_sps;   ///< `core:sample_rate` when recorded
+  uint64_t nof_samples = 0;                ///< complex samples in the data file
+  std::vector<annotation> annotations;     ///< SigMF annotations (for people and tests only)
+};
+
+/// Identify and validate a capture.
+/// `path` may be `NAME.sigmf-meta`, `NAME.sigmf-data`, `NAME.sigmf` or `NAME` (with
+/// NAME.sigmf-meta beside it), or a raw file whose extension names its format
+/// (`.cf32`/`.cfile`, `.ci16`/`.sc16`, `.ci8`/`.sc8`). `format` overrides the
+/// extension of a raw file (and must agree with a SigMF meta's datatype).
+/// @throws capture_error naming the file and the problem: missing file, meta that is
+///   not JSON or lacks `core:datatype`, unsupported datatype, unknown extension,
+///   data size not a whole number of samples.
+capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format = std::nullopt);
+
+/// Random-access source of complex float samples. Two implementations: a file
+/// (capture_reader) and memory (memory_source, for tests and generators).
+class sample_source {
+public:
+  virtual ~sample_source() = default;
+  /// Number of samples.
+  virtual uint64_t size() const = 0;
+  /// Read samples [first, first + out.size()) as cf32 (integers as they are, no
+  /// scaling). Returns the number read: fewer only at the end of the source.
+  /// Safe to call from several threads at once.
+  virtual std::size_t read(uint64_t first, std::span<cf32> out) const = 0;
+};
+
+/// A capture file read with pread; memory use is the caller's buffers only.
+class capture_reader final : public sample_source {
+public:
+  explicit capture_reader(capture_info info);
+  ~capture_reader() override;
+  capture_reader(const capture_reader&) = delete;
+  capture_reader& operator=(const capture_reader&) = delete;
+
+  const capture_info& info() const noexcept { return info_; }
+  uint64_t size() const override { return info_.nof_samples; }
+  std::size_t read(uint64_t first, std::span<cf32> out) const override;
+  /// Read the samples' bytes as stored (for link packing that forwards ci8 as is).
+  /// `out.size()` must be a multiple of bytes_per_sample(info().type).
+  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const;
+
+private:
+  capture_info info_;
+  int fd_ = -1;
+};
+
+/// Samples held in memory.
+class memory_source final : public sample_source {
+public:
+  explicit memory_source(std::vector<cf32> samples) : samples_(std::move(samples)) {}
+  uint64_t size() const override { return samples_.size(); }
+  std::size_t read(uint64_t first, std::span<cf32> out) const override;
+  const std::vector<cf32>& samples() const noexcept { return samples_; }
+
+private:
+  std::vector<cf32> samples_;
+};
+
+/// A window of a source: samples [first, first + samples.size()); the first
+/// `nof_new` are new, the rest overlap the next chunk.
+struct chunk {
+  uint64_t first = 0;
+  std::span<const cf32> samples;
+  std::size_t nof_new = 0;
+  bool last = false;
+};
+
+/// Walks a source in chunks of `chunk_samples` new samples, each followed by
+/// `overlap_samples` of look-ahead, so that anything shorter than the overlap
+/// that starts in one chunk is whole in it. Memory: one buffer of
+/// chunk_samples + overlap_samples.
+class chunk_reader {
+public:
+  chunk_reader(const sample_source& source, std::size_t chunk_samples, std::size_t overlap_samples);
+  /// Next chunk; false when the source is exhausted.
+  bool next(chunk& out);
+
+private:
+  const sample_source& source_;
+  std::size_t chunk_samples_;
+  std::size_t overlap_samples_;
+  uint64_t pos_ = 0;
+  std::vector<cf32> buffer_;
+};
+
+/// Streams samples into a SigMF recording (`base.sigmf-data` + `base.sigmf-meta`),
+/// converting to `type`. Integer types are written as round(sample * scale),
+/// saturated. The meta (SigMF 1.x core) is written by close().
+class sigmf_writer {
+public:
+  /// @param base path without extension
+  sigmf_writer(const std::filesystem::path& base, datatype type, double sample_rate_sps, std::string description);
+  ~sigmf_writer();
+  sigmf_writer(const sigmf_writer&) = delete;
+  sigmf_writer& operator=(const sigmf_writer&) = delete;
+
+  /// Append samples; `scale` multiplies each sample before integer conversion.
+  void write(std::span<const cf32> samples, float scale = 1.0f);
+  void add_annotation(annotation a);
+  /// Write the meta and close the data file. Called by the destructor if needed.
+  void close();
+  uint64_t samples_written() const noexcept { return nof_written_; }
+
+private:
+  std::filesystem::path base_;
+  datatype type_;
+  double rate_;
+  std::string description_;
+  std::vector<annotation> annotations_;
+  std::FILE* data_ = nullptr;
+  uint64_t nof_written_ = 0;
+  std::vector<std::byte> scratch_;
+};
+
+} // namespace whd::transport
