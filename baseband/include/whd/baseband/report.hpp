@@ -1,0 +1,56 @@
+/// @file report.hpp
+/// The JSON report of whd-rx (profile §9) and the optional comparison with a
+/// truth payload.
+#pragma once
+
+#include <whd/baseband/rx_types.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace whd::baseband {
+
+/// What was read.
+struct input_description {
+  std::string path;
+  std::string datatype;
+  uint64_t samples = 0;
+  std::optional<double> sample_rate_sps;
+};
+
+/// How long a region took (profile §8).
+struct timing_description {
+  std::string backend;        ///< "cpu" or "gpu"
+  std::string region;         ///< "end-to-end" or "pipeline"
+  double seconds = 0.0;       ///< wall time of the region
+  uint64_t data_symbols = 0;
+  uint64_t payload_bits = 0;
+};
+
+/// Bit errors of a decoded payload against a truth payload.
+struct truth_comparison {
+  std::string path;
+  uint64_t expected_bytes = 0;
+  uint64_t decoded_bytes = 0;
+  uint64_t compared_bits = 0;
+  uint64_t bit_errors = 0;     ///< over the common length
+  uint64_t missing_bits = 0;   ///< |expected - decoded| in bits
+  double ber() const { return compared_bits ? double(bit_errors) / double(compared_bits) : 0.0; }
+};
+
+/// Compare `decoded` with `expected` byte by byte (bit errors over the common length).
+truth_comparison compare_with_truth(std::span<const uint8_t> decoded, std::span<const uint8_t> expected);
+
+/// ns per data symbol, x real time and raw Gbps, as profile §8 defines them.
+nlohmann::json timing_json(const timing_description& t);
+
+/// The whole report (profile §9); `truth` adds a "truth" object when given.
+nlohmann::json make_report(const input_description& in, const receive_result& res, const timing_description& t,
+                           const std::optional<truth_comparison>& truth = std::nullopt);
+
+} // namespace whd::baseband

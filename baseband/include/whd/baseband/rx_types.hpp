@@ -1,0 +1,89 @@
+/// @file rx_types.hpp
+/// What a receiver is configured with and what it reports (profile §4, §9).
+/// Data outcomes (no preamble, CRC failure, truncation) are fields here, never
+/// exceptions.
+#pragma once
+
+#include <whd/baseband/profile.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace whd::baseband {
+
+/// Set-up parameters of the receive chain, shared by every backend so that
+/// they make the same decisions.
+struct rx_config {
+  /// Sample rate used to state CFO in Hz [samples/s].
+  double sample_rate_sps = profile::SAMPLE_RATE_SPS;
+  /// Detection: normalised lag-576 autocorrelation |P|^2/(R1 R2) must exceed this.
+  float detect_threshold = 0.4f;
+  /// Validation: energy of the preamble cross-correlation within +-G/2 lags of its
+  /// peak, normalised (a single clean path gives N/NOF_USED = 1.45), must exceed this.
+  float validate_threshold = 0.3f;
+  /// First path: earliest lag within G/2 before the peak whose power exceeds this
+  /// fraction of the peak's.
+  float first_path_fraction = 0.2f;
+  /// The FFT window starts this many samples before the end of the guard, so
+  /// that weak early paths and timing jitter stay inside the guard.
+  int timing_backoff = 8;
+  /// Worker threads for the CPU backend (0: all hardware threads).
+  unsigned nof_threads = 0;
+  /// Data symbols decoded per batch (bounds memory for long frames).
+  std::size_t symbols_per_batch = 4096;
+};
+
+/// One accepted frame (profile §9 "frames").
+struct frame_result {
+  uint64_t start = 0;            ///< first preamble sample (guard included), as located
+  profile::modulation mod = profile::modulation::qpsk;
+  uint32_t nd = 0;               ///< data symbols announced by the header
+  uint8_t seq = 0;               ///< frame sequence number
+  uint32_t symbols = 0;          ///< whole data symbols decoded (< nd when truncated)
+  bool truncated = false;        ///< the capture ended inside the frame
+  double cfo_Hz = 0.0;           ///< carrier frequency offset estimate
+  double snr_dB = 0.0;           ///< preamble SNR, signal over whole-band noise (as whd-tx states SNR)
+  uint64_t payload_offset = 0;   ///< first byte of this frame in the payload file
+  uint64_t payload_bytes = 0;    ///< bytes written for this frame
+};
+
+/// A preamble whose header was rejected (profile §4).
+struct header_failure {
+  uint64_t start = 0;
+  profile::header_status reason = profile::header_status::crc;
+};
+
+/// Everything a run found.
+struct receive_result {
+  uint64_t nof_samples = 0;           ///< samples read
+  std::vector<frame_result> frames;   ///< accepted frames, in capture order
+  std::vector<header_failure> header_failures;
+  uint64_t data_symbols = 0;          ///< data symbols decoded over all frames
+  uint64_t payload_bytes = 0;         ///< bytes handed to the sink
+};
+
+/// Where payload bytes go, in capture order.
+class payload_sink {
+public:
+  virtual ~payload_sink() = default;
+  virtual void write(std::span<const uint8_t> bytes) = 0;
+};
+
+/// A sink that keeps everything in memory (tests, small captures).
+class memory_sink final : public payload_sink {
+public:
+  void write(std::span<const uint8_t> bytes) override { bytes_.insert(bytes_.end(), bytes.begin(), bytes.end()); }
+  const std::vector<uint8_t>& bytes() const noexcept { return bytes_; }
+
+private:
+  std::vector<uint8_t> bytes_;
+};
+
+/// Progress callback: samples consumed so far, total samples.
+using progress_fn = std::function<void(uint64_t done, uint64_t total)>;
+
+} // namespace whd::baseband

@@ -1,0 +1,64 @@
+/// @file sync.hpp
+/// Frame detection, fine timing and CFO from the preamble (profile §4): the
+/// host reference that every backend follows.
+///
+/// Detection: M(n) = |P(n)|^2 / (R1(n) R2(n)) with P(n) = sum_{i<N} conj(r[n+i]) r[n+i+576]
+/// and R1, R2 the energies of the two windows. Two identical preamble symbols give
+/// M ~ 1 on a plateau; noise gives M ~ 1/N. The first n with M(n) above the
+/// threshold opens a search of one symbol for the maximum of M (the coarse point).
+/// Fine timing: cross-correlation with the known preamble body after a coarse
+/// CFO correction; the first path within G/2 before the peak, backed off into
+/// the guard. CFO: arg P over the exact FFT windows of the two preamble symbols.
+#pragma once
+
+#include <whd/baseband/profile.hpp>
+#include <whd/baseband/rx_types.hpp>
+#include <whd/transport/capture.hpp>
+#include <whd/transport/sample_types.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace whd::baseband {
+
+/// The preamble symbol's 512 body samples, as transmitted (profile §2, unit-free).
+const std::array<cf32, profile::N>& preamble_body();
+
+/// A coarse detection.
+struct detection {
+  uint64_t coarse = 0;   ///< argmax of M over one symbol after the first crossing
+  float metric = 0.0f;   ///< M at `coarse`
+  double cfo_cps = 0.0;  ///< coarse CFO [cycles/sample] from arg P(coarse)
+};
+
+/// Where a frame is and how it is rotated.
+struct frame_sync {
+  uint64_t start = 0;    ///< first preamble sample, guard included (first path)
+  uint64_t fft0 = 0;     ///< first sample of preamble symbol 0's FFT window
+  double cfo_cps = 0.0;  ///< CFO [cycles/sample], corrected as exp(-j 2 pi cfo (n - start))
+};
+
+/// First sample of symbol m's FFT window.
+inline uint64_t fft_window(const frame_sync& s, uint64_t m) { return s.fft0 + m * profile::SYMBOL_LEN; }
+
+/// Lag-576 detector over a source; keeps one block of samples and its prefix sums.
+class detector {
+public:
+  explicit detector(const rx_config& cfg);
+  /// First detection whose window starts at or after `from`; nullopt at the end of the source.
+  /// `progress` (may be empty) is told how far the scan has gone.
+  std::optional<detection> next(const transport::sample_source& src, uint64_t from, const progress_fn& progress = {});
+
+private:
+  rx_config cfg_;
+  std::vector<cf32> buf_;
+  std::vector<double> sp_re_, sp_im_, se_;
+};
+
+/// Fine timing and CFO for a detection. nullopt when the cross-correlation does not
+/// show a preamble (a tone or DC offset can pass the detector) or the source ends.
+std::optional<frame_sync> synchronize(const transport::sample_source& src, const detection& d, const rx_config& cfg);
+
+} // namespace whd::baseband

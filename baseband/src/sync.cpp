@@ -1,0 +1,186 @@
+#include <whd/baseband/sync.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace whd::baseband {
+
+namespace p = profile;
+
+const std::array<cf32, p::N>& preamble_body()
+{
+  static const std::array<cf32, p::N> body = [] {
+    // Direct float64 synthesis of §2, once: x[n] = 1/sqrt(352) sum_u T[u] e^{+j 2 pi k n / N}.
+    std::array<cf32, p::N> x{};
+    const double scale = 1.0 / std::sqrt(double(p::NOF_USED));
+    for (int n = 0; n < p::N; ++n) {
+      double re = 0.0, im = 0.0;
+      for (int u = 0; u < p::NOF_USED; ++u) {
+        const double ph = 2.0 * std::numbers::pi * double(p::USED_K[std::size_t(u)]) * n / p::N;
+        re += p::preamble_value(u) * std::cos(ph);
+        im += p::preamble_value(u) * std::sin(ph);
+      }
+      x[std::size_t(n)] = cf32(float(re * scale), float(im * scale));
+    }
+    return x;
+  }();
+  return body;
+}
+
+namespace {
+constexpr std::size_t BLOCK = 1 << 16; // metric positions per block
+constexpr std::size_t L = p::SYMBOL_LEN;
+constexpr std::size_t W = p::N;
+// A block holds the positions searched for a crossing, one symbol more for the
+// argmax, and the two windows of the last position.
+constexpr std::size_t BLOCK_SAMPLES = BLOCK + L + W + L;
+} // namespace
+
+detector::detector(const rx_config& cfg) : cfg_(cfg), buf_(BLOCK_SAMPLES), sp_re_(BLOCK_SAMPLES + 1), sp_im_(BLOCK_SAMPLES + 1), se_(BLOCK_SAMPLES + 1) {}
+
+std::optional<detection> detector::next(const transport::sample_source& src, uint64_t from, const progress_fn& progress)
+{
+  const uint64_t total = src.size();
+  for (uint64_t base = from; base + L + W <= total; base += BLOCK) {
+    if (progress) {
+      progress(base, total);
+    }
+    const std::size_t got = src.read(base, std::span<cf32>(buf_.data(), BLOCK_SAMPLES));
+    // Positions whose two windows lie inside what was read.
+    if (got < L + W) {
+      return std::nullopt;
+    }
+    const std::size_t nof_pos = got - L - W + 1;
+    // Prefix sums in double: P terms conj(r[i]) r[i+L] and energies |r[i]|^2.
+    sp_re_[0] = sp_im_[0] = se_[0] = 0.0;
+    for (std::size_t i = 0; i < got; ++i) {
+      const cf32 a = buf_[i];
+      const cf32 b = i + L < got ? buf_[i + L] : cf32{};
+      sp_re_[i + 1] = sp_re_[i] + double(a.real()) * b.real() + double(a.imag()) * b.imag();
+      sp_im_[i + 1] = sp_im_[i] + double(a.real()) * b.imag() - double(a.imag()) * b.real();
+      se_[i + 1] = se_[i] + double(a.real()) * a.real() + double(a.imag()) * a.imag();
+    }
+    auto metric = [&](std::size_t n, double& pre, double& pim) {
+      pre = sp_re_[n + W] - sp_re_[n];
+      pim = sp_im_[n + W] - sp_im_[n];
+      const double r1 = se_[n + W] - se_[n];
+      const double r2 = se_[n + L + W] - se_[n + L];
+      const double den = r1 * r2;
+      return den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
+    };
+    const std::size_t search_end = std::min(nof_pos, BLOCK);
+    for (std::size_t n = 0; n < search_end; ++n) {
+      double pre, pim;
+      if (metric(n, pre, pim) <= cfg_.detect_threshold) {
+        continue;
+      }
+      // The maximum over one symbol from the crossing (first maximum on ties).
+      const std::size_t last = std::min(n + L, nof_pos);
+      std::size_t best = n;
+      double best_m = -1.0, best_re = 0.0, best_im = 0.0;
+      for (std::size_t k = n; k < last; ++k) {
+        double kre, kim;
+        const double m = metric(k, kre, kim);
+        if (m > best_m) {
+          best_m = m;
+          best = k;
+          best_re = kre;
+          best_im = kim;
+        }
+      }
+      detection d;
+      d.coarse = base + best;
+      d.metric = float(best_m);
+      d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
+      return d;
+    }
+    if (got < BLOCK_SAMPLES) {
+      break; // the source ended inside this block
+    }
+  }
+  if (progress) {
+    progress(total, total);
+  }
+  return std::nullopt;
+}
+
+std::optional<frame_sync> synchronize(const transport::sample_source& src, const detection& d, const rx_config& cfg)
+{
+  constexpr int SEARCH = 2 * p::G; // lags searched either side of coarse + G
+  const auto& x = preamble_body();
+  // Window: lags tau in [coarse + G - SEARCH, coarse + G + SEARCH], each needing N samples.
+  if (d.coarse + p::G < uint64_t(SEARCH)) {
+    return std::nullopt;
+  }
+  const uint64_t first = d.coarse + p::G - SEARCH;
+  const std::size_t nof_lags = 2 * SEARCH + 1;
+  std::vector<cf32> r(nof_lags + p::N - 1);
+  if (src.read(first, r) != r.size()) {
+    return std::nullopt;
+  }
+  // Coarse CFO correction (the phase reference does not matter for |xc|).
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const double ph = -2.0 * std::numbers::pi * std::remainder(d.cfo_cps * double(i), 1.0);
+    r[i] *= cf32(float(std::cos(ph)), float(std::sin(ph)));
+  }
+  double ex = 0.0;
+  for (const cf32& v : x) {
+    ex += std::norm(v);
+  }
+  std::vector<double> pow_xc(nof_lags), energy(nof_lags);
+  double e = 0.0;
+  for (int i = 0; i < p::N; ++i) {
+    e += std::norm(r[std::size_t(i)]);
+  }
+  for (std::size_t t = 0; t < nof_lags; ++t) {
+    double re = 0.0, im = 0.0;
+    for (std::size_t n = 0; n < std::size_t(p::N); ++n) {
+      const cf32 a = x[n], b = r[t + n];
+      re += double(a.real()) * b.real() + double(a.imag()) * b.imag();
+      im += double(a.real()) * b.imag() - double(a.imag()) * b.real();
+    }
+    pow_xc[t] = re * re + im * im;
+    energy[t] = e;
+    if (t + 1 < nof_lags) {
+      e += std::norm(r[t + p::N]) - std::norm(r[t]);
+    }
+  }
+  const std::size_t peak = std::size_t(std::max_element(pow_xc.begin(), pow_xc.end()) - pow_xc.begin());
+  // Validation: the preamble's energy around the peak, normalised per lag.
+  double rho = 0.0;
+  const std::size_t lo = peak >= p::G / 2 ? peak - p::G / 2 : 0;
+  const std::size_t hi = std::min(nof_lags - 1, peak + p::G / 2);
+  for (std::size_t t = lo; t <= hi; ++t) {
+    rho += energy[t] > 0.0 ? pow_xc[t] / (ex * energy[t]) : 0.0;
+  }
+  if (!(rho >= cfg.validate_threshold)) {
+    return std::nullopt;
+  }
+  std::size_t first_path = peak;
+  for (std::size_t t = lo; t < peak; ++t) {
+    if (pow_xc[t] >= cfg.first_path_fraction * pow_xc[peak]) {
+      first_path = t;
+      break;
+    }
+  }
+  frame_sync s;
+  const uint64_t body0 = first + first_path; // first path's preamble-0 body
+  s.start = body0 - p::G;
+  s.fft0 = body0 - uint64_t(cfg.timing_backoff);
+  // Fine CFO over the two FFT windows.
+  std::vector<cf32> w(p::N + p::SYMBOL_LEN);
+  if (src.read(s.fft0, w) != w.size()) {
+    return std::nullopt;
+  }
+  double pre = 0.0, pim = 0.0;
+  for (int i = 0; i < p::N; ++i) {
+    const cf32 a = w[std::size_t(i)], b = w[std::size_t(i + p::SYMBOL_LEN)];
+    pre += double(a.real()) * b.real() + double(a.imag()) * b.imag();
+    pim += double(a.real()) * b.imag() - double(a.imag()) * b.real();
+  }
+  s.cfo_cps = std::atan2(pim, pre) / (2.0 * std::numbers::pi * double(p::SYMBOL_LEN));
+  return s;
+}
+
+} // namespace whd::baseband

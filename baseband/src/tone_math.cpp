@@ -1,0 +1,84 @@
+#include <whd/baseband/tone_math.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace whd::baseband {
+
+namespace p = profile;
+
+channel_estimate estimate_channel(const cf32* y0, const cf32* y1)
+{
+  channel_estimate ch;
+  double sig = 0.0, diff = 0.0;
+  for (int u = 0; u < p::NOF_USED; ++u) {
+    const int b = p::USED_BIN[std::size_t(u)];
+    const cf32 h = (y0[b] + y1[b]) * (0.5f * p::preamble_value(u));
+    ch.h[std::size_t(u)] = h;
+    const float mag2 = std::norm(h);
+    ch.inv[std::size_t(u)] = mag2 > 0.0f ? std::conj(h) / mag2 : cf32{};
+    sig += mag2;
+    diff += std::norm(y0[b] - y1[b]);
+  }
+  // E|Y0 - Y1|^2 = 2 s2 per tone; E|H_est|^2 = |H|^2 + s2 / 2.
+  const double noise = diff / (2.0 * p::NOF_USED);
+  const double signal = std::max(sig / p::NOF_USED - noise / 2.0, 0.0);
+  // Per-tone SNR scaled to the whole band: the signal fills NOF_USED of N bins.
+  const double snr = noise > 0.0 ? signal / noise * double(p::NOF_USED) / p::N : 1e15;
+  ch.snr_dB = snr > 0.0 ? std::min(10.0 * std::log10(snr), 150.0) : -150.0;
+  return ch;
+}
+
+cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m)
+{
+  cf32 acc{};
+  for (int i = 0; i < p::NOF_PILOTS; ++i) {
+    const int u = p::PILOT_USED[std::size_t(i)];
+    acc += y[p::PILOT_BIN[std::size_t(i)]] * std::conj(ch.h[std::size_t(u)]);
+  }
+  acc *= p::pilot_value(m);
+  const float mag = std::abs(acc);
+  return mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+}
+
+std::array<uint8_t, p::HEADER_BITS> decide_header(const cf32* y, const channel_estimate& ch)
+{
+  const cf32 rot = pilot_derotation(y, ch, p::HEADER_SYMBOL);
+  std::array<float, p::HEADER_BITS> acc{};
+  for (int d = 0; d < p::NOF_DATA; ++d) {
+    const int u = p::DATA_USED[std::size_t(d)];
+    // Maximum-ratio: Re(Y conj(H)) weights each repetition by its channel power.
+    const float soft = (y[p::DATA_BIN[std::size_t(d)]] * std::conj(ch.h[std::size_t(u)]) * rot).real();
+    acc[std::size_t(d % p::HEADER_BITS)] += p::pn(d) ? -soft : soft;
+  }
+  std::array<uint8_t, p::HEADER_BITS> h{};
+  for (std::size_t j = 0; j < h.size(); ++j) {
+    h[j] = acc[j] < 0.0f ? 1 : 0;
+  }
+  return h;
+}
+
+void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, p::modulation mod, uint8_t* out)
+{
+  if (mod == p::modulation::qpsk) {
+    for (int d = 0; d < p::NOF_DATA; d += 4) {
+      unsigned byte = 0;
+      for (int j = 0; j < 4; ++j) {
+        const cf32 z = y[p::DATA_BIN[std::size_t(d + j)]] * ch.inv[std::size_t(p::DATA_USED[std::size_t(d + j)])] * derotation;
+        byte = (byte << 2) | demap_qpsk(z.real(), z.imag());
+      }
+      out[d / 4] = uint8_t(byte);
+    }
+  } else {
+    for (int d = 0; d < p::NOF_DATA; d += 2) {
+      unsigned byte = 0;
+      for (int j = 0; j < 2; ++j) {
+        const cf32 z = y[p::DATA_BIN[std::size_t(d + j)]] * ch.inv[std::size_t(p::DATA_USED[std::size_t(d + j)])] * derotation;
+        byte = (byte << 4) | demap_qam16(z.real(), z.imag());
+      }
+      out[d / 2] = uint8_t(byte);
+    }
+  }
+}
+
+} // namespace whd::baseband
