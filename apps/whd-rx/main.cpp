@@ -1,0 +1,302 @@
+// whd-rx: decode a WHD-HRP capture to payload bytes and a JSON report.
+// Option parsing, wiring and logging only; the receive chain lives in baseband/.
+#include <whd/baseband/receiver.hpp>
+#include <whd/baseband/report.hpp>
+#include <whd/transport/capture.hpp>
+#include <whd/transport/cuda.hpp>
+
+#include <boost/program_options.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+namespace bb = whd::baseband;
+namespace tr = whd::transport;
+
+namespace {
+
+constexpr int EXIT_RUNTIME = 1; // the capture or an output could not be used
+constexpr int EXIT_USAGE = 2;   // the command line is wrong
+
+struct options {
+  std::string capture;
+  std::string payload;       // empty: no payload file
+  std::string report = "-";  // "-": standard output
+  std::string backend = "auto";
+  std::string format;        // empty: from the extension / meta
+  std::string truth;
+  unsigned threads = 0;
+  std::optional<double> sample_rate;
+  bool quiet = false;
+  int verbose = 0;
+};
+
+const char* const DESCRIPTION = R"(whd-rx - WirelessHD HRP (WHD-HRP profile 1) receiver
+
+Usage: whd-rx CAPTURE [options]
+
+Finds every frame in CAPTURE (preamble detection, CFO, timing, channel estimate,
+header with CRC, pilot phase tracking, QPSK/16-QAM demapping) and writes
+  - the payload bytes of every accepted frame, in capture order (-o), and
+  - a JSON report (--report): frames with start, mod, nd, seq, symbols,
+    truncated, cfo_hz, snr_db, payload_offset, payload_bytes; header failures;
+    timing (ns per data symbol, x real time, raw Gbps).
+
+CAPTURE is a SigMF recording (NAME, NAME.sigmf-meta or NAME.sigmf-data) with
+core:datatype cf32_le, ci16_le or ci8, or a raw interleaved file whose extension
+names its format (.cf32/.cfile, .ci16/.sc16, .ci8/.sc8) or given by --format.
+
+Exit status: 0 the capture was read (with or without frames), 1 the capture or
+an output file could not be used, 2 the command line is wrong.
+
+Options)";
+
+std::optional<options> parse(int argc, char** argv, int& exit_code)
+{
+  options o;
+  po::options_description desc(DESCRIPTION);
+  desc.add_options()("help,h", "show this help and exit")
+    ("output,o", po::value(&o.payload)->value_name("FILE"), "write the payload bytes to FILE (default: not written)")
+    ("report,r", po::value(&o.report)->value_name("FILE")->default_value("-"), "write the JSON report to FILE; '-' is standard output")
+    ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
+     "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
+    ("format,f", po::value(&o.format)->value_name("cf32_le|ci16_le|ci8"), "sample format of a raw capture (overrides its extension)")
+    ("sample-rate", po::value<double>()->value_name("SPS"), "sample rate used to state CFO in Hz (default: the meta's core:sample_rate, else 2.538e9)")
+    ("truth,t", po::value(&o.truth)->value_name("FILE"), "compare the payload with FILE; the report adds bit errors and BER")
+    ("threads,j", po::value(&o.threads)->value_name("N")->default_value(0), "CPU worker threads (0: all cores)")
+    ("quiet,q", po::bool_switch(&o.quiet), "only warnings and errors on standard error, no progress")
+    ("verbose,v", po::value<int>()->implicit_value(1)->zero_tokens(), "more log detail (debug)");
+  po::options_description hidden;
+  hidden.add_options()("capture", po::value(&o.capture));
+  po::positional_options_description pos;
+  pos.add("capture", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "whd-rx: " << e.what() << "\nTry 'whd-rx --help'.\n";
+    exit_code = EXIT_USAGE;
+    return std::nullopt;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\nExamples:\n  whd-rx capture.sigmf-meta -o payload.bin --report report.json\n"
+              << "  whd-rx capture.ci8 --backend cpu --truth capture.truth\n";
+    exit_code = 0;
+    return std::nullopt;
+  }
+  if (vm.count("verbose")) {
+    o.verbose = 1;
+  }
+  if (vm.count("sample-rate")) {
+    o.sample_rate = vm["sample-rate"].as<double>();
+  }
+  std::string problem;
+  if (o.capture.empty()) {
+    problem = "no capture given";
+  } else if (o.backend != "auto" && o.backend != "cpu" && o.backend != "gpu") {
+    problem = "--backend must be auto, cpu or gpu, not '" + o.backend + "'";
+  } else if (!o.format.empty() && !whd::parse_datatype(o.format)) {
+    problem = "--format must be cf32_le, ci16_le or ci8, not '" + o.format + "'";
+  } else if (o.sample_rate && !(*o.sample_rate > 0.0)) {
+    problem = "--sample-rate must be positive";
+  } else if (o.report.empty()) {
+    problem = "--report needs a file name or '-'";
+  }
+  if (!problem.empty()) {
+    std::cerr << "whd-rx: " << problem << "\nTry 'whd-rx --help'.\n";
+    exit_code = EXIT_USAGE;
+    return std::nullopt;
+  }
+  return o;
+}
+
+/// Payload file written as frames are decoded.
+class file_sink final : public bb::payload_sink {
+public:
+  explicit file_sink(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb"))
+  {
+    if (f_ == nullptr) {
+      throw std::runtime_error("cannot create payload file '" + path + "': " + std::strerror(errno));
+    }
+  }
+  ~file_sink() override
+  {
+    if (f_ != nullptr) {
+      std::fclose(f_);
+    }
+  }
+  void write(std::span<const uint8_t> bytes) override
+  {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
+      throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(errno));
+    }
+  }
+  void close()
+  {
+    const int rc = std::fclose(f_);
+    f_ = nullptr;
+    if (rc != 0) {
+      throw std::runtime_error("cannot finish payload file '" + path_ + "': " + std::strerror(errno));
+    }
+  }
+
+private:
+  std::string path_;
+  std::FILE* f_;
+};
+
+/// Keeps the payload for --truth and forwards it to the file, if any.
+class tee_sink final : public bb::payload_sink {
+public:
+  tee_sink(bb::payload_sink* file, bool keep) : file_(file), keep_(keep) {}
+  void write(std::span<const uint8_t> bytes) override
+  {
+    if (file_ != nullptr) {
+      file_->write(bytes);
+    }
+    if (keep_) {
+      kept_.insert(kept_.end(), bytes.begin(), bytes.end());
+    }
+  }
+  const std::vector<uint8_t>& kept() const noexcept { return kept_; }
+
+private:
+  bb::payload_sink* file_;
+  bool keep_;
+  std::vector<uint8_t> kept_;
+};
+
+/// Progress on a terminal only, at most four times a second.
+bb::progress_fn make_progress(bool enabled)
+{
+  if (!enabled) {
+    return {};
+  }
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [last](uint64_t done, uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - *last < std::chrono::milliseconds(250)) {
+      return;
+    }
+    *last = now;
+    std::fprintf(stderr, "\rwhd-rx: %5.1f%% of %llu samples%s", total ? 100.0 * double(done) / double(total) : 100.0,
+                 static_cast<unsigned long long>(total), done >= total ? "\n" : "");
+  };
+}
+
+std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, spdlog::logger& log)
+{
+  const int gpus = whd::cuda::device_count();
+  if (o.backend == "gpu") {
+    if (gpus == 0) {
+      throw std::runtime_error("--backend gpu: " + whd::cuda::no_device_reason() + "; use --backend cpu or auto");
+    }
+    throw std::runtime_error("--backend gpu: the GPU backend is not part of this build yet; use --backend cpu");
+  }
+  if (o.backend == "auto") {
+    log.info("backend auto: {}; using the CPU", gpus == 0 ? whd::cuda::no_device_reason() : "the GPU backend is not built");
+  }
+  return bb::make_cpu_receiver(cfg);
+}
+
+int run(const options& o)
+{
+  auto log = spdlog::stderr_color_mt("whd-rx");
+  log->set_level(o.quiet ? spdlog::level::warn : (o.verbose ? spdlog::level::debug : spdlog::level::info));
+  const auto t0 = std::chrono::steady_clock::now();
+
+  tr::capture_info info;
+  try {
+    info = tr::open_capture(o.capture, o.format.empty() ? std::nullopt : whd::parse_datatype(o.format));
+  } catch (const tr::capture_error& e) {
+    log->error("{}", e.what());
+    return EXIT_RUNTIME;
+  }
+  tr::capture_reader reader(info);
+  bb::rx_config cfg;
+  cfg.nof_threads = o.threads;
+  cfg.sample_rate_sps = o.sample_rate.value_or(info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
+  auto rx = choose_backend(o, cfg, *log);
+  log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload, report to {}", info.data_path.string(),
+            info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
+            o.payload.empty() ? std::string("no") : "'" + o.payload + "'", o.report == "-" ? "stdout" : "'" + o.report + "'");
+  if (info.nof_samples < uint64_t(whd::profile::SYMBOL_LEN)) {
+    log->warn("the capture holds {} samples, less than one symbol ({}): no frame can be in it", info.nof_samples,
+              whd::profile::SYMBOL_LEN);
+  }
+
+  std::unique_ptr<file_sink> file;
+  if (!o.payload.empty()) {
+    file = std::make_unique<file_sink>(o.payload);
+  }
+  tee_sink sink(file.get(), !o.truth.empty());
+  const auto result = rx->run(reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
+  if (file) {
+    file->close();
+  }
+
+  std::optional<bb::truth_comparison> truth;
+  if (!o.truth.empty()) {
+    std::ifstream tf(o.truth, std::ios::binary);
+    if (!tf) {
+      log->error("cannot read truth file '{}'", o.truth);
+      return EXIT_RUNTIME;
+    }
+    const std::vector<uint8_t> expected{std::istreambuf_iterator<char>(tf), {}};
+    truth = bb::compare_with_truth(sink.kept(), expected);
+    truth->path = o.truth;
+  }
+  uint64_t payload_bits = result.payload_bytes * 8;
+  bb::input_description in{o.capture, std::string(whd::to_string(info.type)), info.nof_samples, info.sample_rate_sps};
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bb::timing_description timing{std::string(rx->backend()), "end-to-end", seconds, result.data_symbols, payload_bits};
+  const auto report = bb::make_report(in, result, timing, truth).dump(2);
+  if (o.report == "-") {
+    std::cout << report << "\n";
+  } else {
+    std::ofstream rf(o.report);
+    rf << report << "\n";
+    if (!rf) {
+      log->error("cannot write report '{}'", o.report);
+      return EXIT_RUNTIME;
+    }
+  }
+  log->info("{} frame(s), {} header failure(s), {} data symbols, {} payload bytes in {:.3f} s", result.frames.size(),
+            result.header_failures.size(), result.data_symbols, result.payload_bytes, seconds);
+  if (truth) {
+    log->info("truth: {} bit errors in {} bits (BER {:.3g}), {} bits missing or extra", truth->bit_errors, truth->compared_bits,
+              truth->ber(), truth->missing_bits);
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  int exit_code = 0;
+  const auto o = parse(argc, argv, exit_code);
+  if (!o) {
+    return exit_code;
+  }
+  try {
+    return run(*o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "whd-rx: error: %s\n", e.what());
+    return EXIT_RUNTIME;
+  }
+}
