@@ -1,0 +1,53 @@
+/// @file frame_locator.hpp
+/// Finds frames one after another (profile §4): detection, fine timing, CFO,
+/// the preamble channel estimate and the header. Both backends locate frames
+/// with this one class, so they agree on every frame's start, CFO, channel and
+/// header; they differ only in how they decode the data symbols.
+#pragma once
+
+#include <whd/baseband/rx_types.hpp>
+#include <whd/baseband/sync.hpp>
+#include <whd/baseband/tone_math.hpp>
+#include <whd/transport/capture.hpp>
+
+#include <memory>
+#include <optional>
+
+namespace whd::baseband {
+
+/// A frame whose header was accepted, with what decoding its data needs.
+struct located_frame {
+  frame_sync sync;
+  channel_estimate channel;
+  frame_result info;  ///< every field but payload_offset/payload_bytes
+};
+
+/// What the search found next.
+struct locator_event {
+  std::optional<located_frame> frame;     ///< an accepted frame, or
+  std::optional<header_failure> failure;  ///< a rejected header
+  uint64_t resume = 0;                    ///< where the search goes on
+};
+
+/// Frame search over a sample source.
+class frame_locator {
+public:
+  explicit frame_locator(const rx_config& cfg);
+  ~frame_locator();
+  frame_locator(const frame_locator&) = delete;
+  frame_locator& operator=(const frame_locator&) = delete;
+
+  /// The next frame or header failure at or after `pos`; nullopt at the end.
+  std::optional<locator_event> next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress = {});
+
+private:
+  struct plan;
+  rx_config cfg_;
+  detector det_;
+  std::unique_ptr<plan> plan_;
+};
+
+/// e^{-j 2 pi cycles}, reduced in double first: the derotation of every backend.
+cf32 derotation(double cycles);
+
+} // namespace whd::baseband

@@ -1,0 +1,89 @@
+#include <whd/baseband/frame_locator.hpp>
+
+#include <complex>
+#include <liquid/liquid.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace whd::baseband {
+
+namespace p = profile;
+
+cf32 derotation(double cycles)
+{
+  const double ph = -2.0 * std::numbers::pi * std::remainder(cycles, 1.0);
+  return {float(std::cos(ph)), float(std::sin(ph))};
+}
+
+/// liquid-dsp plan for the three preamble/header windows.
+struct frame_locator::plan {
+  plan() : fft(fft_create_plan(p::N, in.data(), out.data(), LIQUID_FFT_FORWARD, 0)) {}
+  ~plan() { fft_destroy_plan(fft); }
+  plan(const plan&) = delete;
+  plan& operator=(const plan&) = delete;
+  std::array<cf32, p::N> in{};
+  std::array<cf32, p::N> out{};
+  fftplan fft;
+};
+
+frame_locator::frame_locator(const rx_config& cfg) : cfg_(cfg), det_(cfg), plan_(std::make_unique<plan>()) {}
+frame_locator::~frame_locator() = default;
+
+std::optional<locator_event> frame_locator::next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress)
+{
+  constexpr uint64_t L = p::SYMBOL_LEN;
+  const uint64_t total = src.size();
+  while (auto d = det_.next(src, pos, progress)) {
+    const auto s = synchronize(src, *d, cfg_);
+    if (!s) {
+      pos = d->coarse + L; // not a preamble (a tone, a DC offset) or the source ends: look past it
+      continue;
+    }
+    // Preamble and header windows.
+    std::vector<cf32> head(2 * L + p::N);
+    if (src.read(s->fft0, head) != head.size()) {
+      return std::nullopt; // the capture ends before the header is whole: nothing decodable
+    }
+    std::array<std::array<cf32, p::N>, 3> y{};
+    for (uint64_t m = 0; m < 3; ++m) {
+      const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
+      for (int i = 0; i < p::N; ++i) {
+        plan_->in[std::size_t(i)] = head[m * L + std::size_t(i)] * (derotation(s->cfo_cps * i) * base);
+      }
+      fft_execute(plan_->fft);
+      y[m] = plan_->out;
+    }
+    locator_event ev;
+    const channel_estimate ch = estimate_channel(y[0].data(), y[1].data());
+    p::header_fields hdr;
+    const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
+    if (status != p::header_status::ok) {
+      ev.failure = header_failure{s->start, status};
+      ev.resume = s->start + p::NOF_PREAMBLE_SYMBOLS * L;
+      return ev;
+    }
+    located_frame f;
+    f.sync = *s;
+    f.channel = ch;
+    f.info.start = s->start;
+    f.info.mod = p::modulation(hdr.mod_field);
+    f.info.nd = hdr.nd;
+    f.info.seq = hdr.seq;
+    f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
+    f.info.snr_dB = ch.snr_dB;
+    // Whole data symbols present: symbol m occupies [start + m L, start + (m + 1) L).
+    const uint64_t whole = (total - s->start) / L;
+    const uint64_t avail = whole > uint64_t(p::FIRST_DATA_SYMBOL) ? whole - p::FIRST_DATA_SYMBOL : 0;
+    f.info.symbols = uint32_t(std::min<uint64_t>(hdr.nd, avail));
+    f.info.truncated = f.info.symbols < hdr.nd;
+    // Resume a little before the frame's end so a back-to-back preamble is whole.
+    ev.resume = f.info.truncated ? total : s->start + (p::FIRST_DATA_SYMBOL + uint64_t(hdr.nd)) * L - p::G / 4;
+    ev.frame = std::move(f);
+    return ev;
+  }
+  return std::nullopt;
+}
+
+} // namespace whd::baseband
