@@ -1,0 +1,152 @@
+/// @file fft512_device.cuh
+/// The 512-point transform as a device function, for kernels that hold the samples in
+/// registers already (the fused receiver) and for the batched kernel.
+///
+/// Contract: 64 threads cooperate on one transform; thread t (0..63) holds
+/// `float2 v[8]` with v[j] = x[A::input_index(t, j)] (= x[t + 64 j]). After
+/// fft512_forward<A> it holds v[j] = Y[A::output_bin(t, j)] with
+/// Y[b] = sum_n x[n] exp(-2 pi i b n / 512) (unnormalised, as FFTW's forward);
+/// fft512_inverse<A> computes sum_n x[n] exp(+2 pi i b n / 512) (unnormalised:
+/// inverse(forward(x)) = 512 x). The 64 threads must call it together, with the same
+/// scratch, and are two whole warps ([64 k, 64 k + 64) of the block) for the shuffle
+/// variants.
+///
+/// Scratch: A::SCRATCH_FLOAT2 float2 (at most 568, 4544 bytes) of shared memory per
+/// transform, 8-byte aligned. It is written first, so a caller that reuses it for another
+/// transform must put a barrier between the last call and the next.
+#pragma once
+
+#include <whd/fft/fft512_structure.hpp>
+
+namespace whd::fft {
+
+/// The default algorithm for kernels that fuse the transform: Stockham, shared-memory
+/// exchanges, table twiddles (the batched default for cf32; see fft512_variant for
+/// measured choices).
+using fft512_default_algo = fft512_algo<ordering::stockham, exchange::smem, twiddle::table>;
+
+/// Barrier over the whole block (__syncthreads): every thread of the block must call
+/// the transform at the same point.
+struct block_sync {
+  __device__ void operator()() const { __syncthreads(); }
+};
+
+/// Barrier over the 64 threads of one transform only: hardware barrier `id` (1..15;
+/// 0 is __syncthreads') with a count of 64. Use it when other warps of the block are
+/// elsewhere; each concurrently running transform of a block needs its own id.
+struct transform_sync {
+  int id;
+  __device__ void operator()() const { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+};
+
+namespace detail {
+
+/// The device copy of the twiddle table (one per translation unit, so no relocatable
+/// device code is needed to use this header).
+static __device__ const twiddle_table D_TWIDDLES = make_twiddle_table();
+
+/// The device's twiddle source: table reads through the read-only cache, and W512^e
+/// from sincospif (at most 1 ulp, CUDA math API).
+struct device_twiddle_source {
+  __device__ static const float2* table() { return D_TWIDDLES.w; }
+  __device__ static float2 load(const float2* p) { return __ldg(p); }
+  __device__ static float2 exact(int e)
+  {
+    float s = 0.0f, c = 0.0f;
+    sincospif(static_cast<float>(e) * (1.0f / 256.0f), &s, &c);
+    return make_cf(c, -s);
+  }
+};
+
+/// The 8x8 transpose inside groups of 8 lanes (see xpose_send), by warp shuffles.
+__device__ __forceinline__ void transpose8_shfl(float2 (&v)[8], int lane)
+{
+  WHD_UNROLL
+  for (int k = 4; k > 0; k >>= 1) {
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      if ((j & k) == 0) {
+        const float2 s = xpose_send(v, lane, k, j);
+        float2 r;
+        r.x = __shfl_xor_sync(0xffffffffu, s.x, k);
+        r.y = __shfl_xor_sync(0xffffffffu, s.y, k);
+        xpose_recv(v, lane, k, j, r);
+      }
+    }
+  }
+}
+
+/// The forward transform; the sequence mirrors host_emulate (fft512_structure.hpp).
+template <class A, class Sync>
+__device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratch, Sync sync)
+{
+  using TW = twiddles<A::TWIDDLE, device_twiddle_source>;
+  using X1 = typename A::x1;
+  using X2 = typename A::x2;
+  A::template pass1<TW>(v, t);
+  {
+    float2* w = scratch + X1::write_base(t);
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      w[X1::write_offset(j)] = v[j];
+    }
+  }
+  sync();
+  {
+    const float2* r = scratch + X1::read_base(t);
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      v[j] = r[X1::read_offset(j)];
+    }
+  }
+  A::template pass2<TW>(v, t);
+  if constexpr (A::EXCHANGE == exchange::smem) {
+    sync(); // every read of the first exchange is done before the scratch is reused
+    float2* w = scratch + X2::write_base(t);
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      w[X2::write_offset(j)] = v[j];
+    }
+    sync();
+    const float2* r = scratch + X2::read_base(t);
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      v[j] = r[X2::read_offset(j)];
+    }
+  } else {
+    transpose8_shfl(v, t & 7);
+  }
+  A::template pass3<TW>(v, t);
+}
+
+} // namespace detail
+
+/// Forward 512-point transform of the values in registers (see the file comment).
+/// @param[in,out] v        this thread's 8 values: x[A::input_index(t, j)] in,
+///                         Y[A::output_bin(t, j)] out
+/// @param[in]     t        this thread's index in the transform, 0..63
+/// @param[in]     scratch  the transform's shared memory, A::SCRATCH_FLOAT2 float2
+/// @param[in]     sync     the barrier over the transform's threads
+template <class A = fft512_default_algo, class Sync = block_sync>
+__device__ __forceinline__ void fft512_forward(float2 (&v)[8], int t, float2* scratch, Sync sync = {})
+{
+  detail::fft512_run<A>(v, t, scratch, sync);
+}
+
+/// Inverse (unnormalised) transform, conj(forward(conj(x))): same index maps as the
+/// forward one (v[j] = X[A::input_index(t, j)] in, x[A::output_bin(t, j)] out).
+template <class A = fft512_default_algo, class Sync = block_sync>
+__device__ __forceinline__ void fft512_inverse(float2 (&v)[8], int t, float2* scratch, Sync sync = {})
+{
+  WHD_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    v[j] = detail::conj(v[j]);
+  }
+  detail::fft512_run<A>(v, t, scratch, sync);
+  WHD_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    v[j] = detail::conj(v[j]);
+  }
+}
+
+} // namespace whd::fft

@@ -1,1 +1,0 @@
-#include <whd/fft/fft512.hpp>
