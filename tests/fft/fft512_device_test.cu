@@ -1,0 +1,138 @@
+/// GPU tests of the device function as a fused kernel calls it: values in registers,
+/// the index maps of the contract, forward then inverse in one kernel, with the
+/// block-wide barrier and with the per-transform named barrier.
+#include "fft_test_util.hpp"
+
+#include <gpu_guard.hpp>
+
+#include <whd/fft/fft512_device.cuh>
+#include <whd/transport/cuda.hpp>
+
+#include <cstring>
+
+namespace whd::fft {
+namespace {
+
+using test::cd;
+using test::REL_L2_BOUND;
+namespace wc = whd::cuda;
+
+constexpr int GROUPS = 2; // transforms per block
+
+template <class A, bool NAMED>
+__device__ void call_forward(float2 (&v)[8], int t, float2* scratch, int g)
+{
+  if constexpr (NAMED) {
+    fft512_forward<A>(v, t, scratch, transform_sync{1 + g});
+  } else {
+    fft512_forward<A>(v, t, scratch);
+  }
+}
+
+template <class A, bool NAMED>
+__device__ void call_inverse(float2 (&v)[8], int t, float2* scratch, int g)
+{
+  if constexpr (NAMED) {
+    fft512_inverse<A>(v, t, scratch, transform_sync{1 + g});
+  } else {
+    fft512_inverse<A>(v, t, scratch);
+  }
+}
+
+/// Forward transform of x into y (natural order through the index maps), then the
+/// inverse of y into z, all in one kernel.
+template <class A, bool NAMED>
+__global__ void __launch_bounds__(64 * GROUPS) forward_inverse_kernel(const float2* x, float2* y, float2* z)
+{
+  __shared__ float2 scratch[GROUPS][A::SCRATCH_FLOAT2];
+  const int t = static_cast<int>(threadIdx.x);
+  const int g = static_cast<int>(threadIdx.y);
+  const std::size_t f = blockIdx.x * GROUPS + threadIdx.y;
+  float2 v[8];
+  for (int j = 0; j < 8; ++j) {
+    v[j] = x[f * 512 + A::input_index(t, j)];
+  }
+  call_forward<A, NAMED>(v, t, scratch[g], g);
+  for (int j = 0; j < 8; ++j) {
+    y[f * 512 + A::output_bin(t, j)] = v[j];
+  }
+  __syncthreads(); // y is complete and the scratch is free again
+  for (int j = 0; j < 8; ++j) {
+    v[j] = y[f * 512 + A::input_index(t, j)];
+  }
+  call_inverse<A, NAMED>(v, t, scratch[g], g);
+  for (int j = 0; j < 8; ++j) {
+    z[f * 512 + A::output_bin(t, j)] = v[j];
+  }
+}
+
+template <class A, bool NAMED>
+void check_device_function(const char* name, std::uint64_t seed)
+{
+  SCOPED_TRACE(std::string(name) + (NAMED ? " named barrier" : " block barrier"));
+  constexpr std::size_t COUNT = 2 * GROUPS * 5;
+  std::mt19937_64 g(seed);
+  const auto x = test::random_cf32(g, COUNT * N);
+  wc::device_buffer<cf32> dx(x.size()), dy(x.size()), dz(x.size());
+  WHD_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.size_bytes(), cudaMemcpyHostToDevice));
+  WHD_CUDA_CHECK(cudaMemset(dy.data(), 0xFF, dy.size_bytes()));
+  WHD_CUDA_CHECK(cudaMemset(dz.data(), 0xFF, dz.size_bytes()));
+  forward_inverse_kernel<A, NAMED><<<COUNT / GROUPS, dim3(64, GROUPS)>>>(
+      reinterpret_cast<const float2*>(dx.data()), reinterpret_cast<float2*>(dy.data()),
+      reinterpret_cast<float2*>(dz.data()));
+  WHD_CUDA_CHECK_LAUNCH();
+  WHD_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cf32> y(x.size()), z(x.size());
+  WHD_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.size_bytes(), cudaMemcpyDeviceToHost));
+  WHD_CUDA_CHECK(cudaMemcpy(z.data(), dz.data(), dz.size_bytes(), cudaMemcpyDeviceToHost));
+  for (auto& s : z) {
+    s /= static_cast<float>(N);
+  }
+  for (std::size_t f = 0; f < COUNT; ++f) {
+    const auto in = test::to_cd(x.data() + f * N);
+    const auto ef = test::compare(y, test::fft64(in), f * N);
+    EXPECT_LT(ef.rel_l2, REL_L2_BOUND) << "forward, transform " << f << ": " << ef.str();
+    const auto er = test::compare(z, in, f * N);
+    EXPECT_LT(er.rel_l2, REL_L2_BOUND) << "round trip, transform " << f << ": " << er.str();
+  }
+}
+
+class fft512_device_function : public ::testing::Test {
+protected:
+  void SetUp() override { WHD_REQUIRE_GPU(); }
+};
+
+template <ordering O, exchange E, twiddle W>
+void check_both_barriers(const char* name, std::uint64_t seed)
+{
+  check_device_function<fft512_algo<O, E, W>, false>(name, seed);
+  check_device_function<fft512_algo<O, E, W>, true>(name, seed + 1);
+}
+
+TEST_F(fft512_device_function, forward_and_round_trip_in_registers)
+{
+  std::cout << "[ seeds    ] 8000..8015\n";
+  check_both_barriers<ordering::stockham, exchange::smem, twiddle::table>("stockham/smem/table", 8000);
+  check_both_barriers<ordering::stockham, exchange::smem, twiddle::sincos>("stockham/smem/sincos", 8002);
+  check_both_barriers<ordering::stockham, exchange::shfl, twiddle::table>("stockham/shfl/table", 8004);
+  check_both_barriers<ordering::stockham, exchange::shfl, twiddle::sincos>("stockham/shfl/sincos", 8006);
+  check_both_barriers<ordering::dit, exchange::smem, twiddle::table>("dit/smem/table", 8008);
+  check_both_barriers<ordering::dit, exchange::smem, twiddle::sincos>("dit/smem/sincos", 8010);
+  check_both_barriers<ordering::dit, exchange::shfl, twiddle::table>("dit/shfl/table", 8012);
+  check_both_barriers<ordering::dit, exchange::shfl, twiddle::sincos>("dit/shfl/sincos", 8014);
+}
+
+TEST_F(fft512_device_function, default_algo_contract)
+{
+  // What the fused receiver relies on: natural-order loads at t + 64 j.
+  using A = fft512_default_algo;
+  for (int t = 0; t < 64; ++t) {
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_EQ(A::input_index(t, j), t + 64 * j);
+    }
+  }
+  EXPECT_LE(A::SCRATCH_FLOAT2 * sizeof(float2), 4544u);
+}
+
+} // namespace
+} // namespace whd::fft
