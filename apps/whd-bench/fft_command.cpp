@@ -1,0 +1,130 @@
+/// @file fft_command.cpp
+/// `whd-bench fft`: options -> fft_bench_config -> run -> table, JSON, log.
+#include "subcommands.hpp"
+
+#include <whd/fft/tune_cache.hpp>
+#include <whd/fft_bench/fft_bench.hpp>
+
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace whd::bench_app {
+
+namespace {
+
+namespace po = boost::program_options;
+
+/// The options as given, before validation.
+struct fft_options {
+  bool tune = false;
+  std::string json;
+  std::string markdown;
+  std::string batches = "10-20";
+  int repeats = 21;
+  int warmup = 3;
+  double sample_ms = 2.0;
+  int tune_batch = 16;
+  std::size_t per_scale = 1;
+  std::uint64_t seed = 1;
+  std::string cache;
+};
+
+/// "10-20" or "10,12,16": log2 of the batch sizes.
+std::vector<int> parse_batches(const std::string& s)
+{
+  std::vector<int> out;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    const auto dash = part.find('-');
+    const int lo = std::stoi(part.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+    for (int k = lo; k <= hi; ++k) {
+      out.push_back(k);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+int run_fft(const std::vector<std::string>& args, const std::string& command)
+{
+  fft_options o;
+  po::options_description desc("whd-bench fft [options]");
+  desc.add_options()("help,h", "show this help")(
+      "tune", po::bool_switch(&o.tune), "time every variant first, keep the fastest per input type in the tune cache")(
+      "json", po::value(&o.json), "write the full result as JSON to this file")(
+      "markdown", po::value(&o.markdown), "write the report as Markdown to this file")(
+      "batches", po::value(&o.batches)->default_value(o.batches),
+      "log2 of the batch sizes: a range 10-20 or a list 10,16,20")(
+      "repeats", po::value(&o.repeats)->default_value(o.repeats), "timed samples per measurement (median reported)")(
+      "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed launches before each measurement")(
+      "sample-ms", po::value(&o.sample_ms)->default_value(o.sample_ms), "length of one timed sample [ms]")(
+      "tune-batch", po::value(&o.tune_batch)->default_value(o.tune_batch), "log2 of the batch the tuner times")(
+      "per-scale", po::value(&o.per_scale)->default_value(o.per_scale), "int8 input: transforms per scale")(
+      "seed", po::value(&o.seed)->default_value(o.seed), "seed of the random inputs")(
+      "cache", po::value(&o.cache), "tune cache file (default: $WHD_FFT_TUNE_CACHE or ~/.cache/whd-rx/fft-tune.json)");
+
+  fft::bench::fft_bench_config c;
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+    if (vm.count("help") != 0) {
+      std::cout << desc << '\n';
+      return EXIT_OK;
+    }
+    c.log2_batches = parse_batches(o.batches);
+    for (int k : c.log2_batches) {
+      if (k < 0 || k > 24) {
+        throw std::invalid_argument("batch 2^" + std::to_string(k) + " is out of range (0..24)");
+      }
+    }
+    if (c.log2_batches.empty() || o.repeats < 1 || o.warmup < 0 || o.sample_ms <= 0.0 || o.per_scale < 1 ||
+        o.tune_batch < 0 || o.tune_batch > 24) {
+      throw std::invalid_argument("need batches, --repeats >= 1, --warmup >= 0, --sample-ms > 0, --per-scale >= 1");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "whd-bench fft: " << e.what() << "\n" << desc << '\n';
+    return EXIT_USAGE;
+  }
+  c.tune = o.tune;
+  c.repeats = o.repeats;
+  c.warmup = o.warmup;
+  c.sample_ms = o.sample_ms;
+  c.tune_log2_batch = o.tune_batch;
+  c.nof_per_scale = o.per_scale;
+  c.seed = o.seed;
+  c.tune_cache = o.cache.empty() ? fft::tune_cache_path() : std::filesystem::path(o.cache);
+  c.commit = WHD_GIT_COMMIT;
+  c.command = command;
+
+  auto log = spdlog::default_logger()->clone("whd-bench");
+  log->info("fft: batches {}, repeats {}, warmup {}, sample {} ms, tune {}, cache {}, seed {}", o.batches, c.repeats,
+            c.warmup, c.sample_ms, c.tune, c.tune_cache.string(), c.seed);
+  try {
+    const auto r = fft::bench::run_fft_bench(c, [&](std::string_view line) { log->info("{}", line); });
+    const std::string md = fft::bench::to_markdown(r);
+    if (!o.json.empty()) {
+      std::ofstream(o.json) << fft::bench::to_json(r) << '\n';
+      log->info("wrote {}", o.json);
+    }
+    if (!o.markdown.empty()) {
+      std::ofstream(o.markdown) << md;
+      log->info("wrote {}", o.markdown);
+    }
+    std::cout << md;
+  } catch (const std::exception& e) {
+    log->error("{}", e.what());
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+} // namespace whd::bench_app

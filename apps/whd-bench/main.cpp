@@ -1,0 +1,59 @@
+/// @file main.cpp
+/// whd-bench: one tool, one subcommand per measured part of the receiver.
+#include "subcommands.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+struct subcommand {
+  std::string_view name;
+  std::string_view help;
+  int (*run)(const std::vector<std::string>& args, const std::string& command);
+};
+
+constexpr subcommand SUBCOMMANDS[] = {
+    {"fft", "512-point FFT: ours vs cuFFT, copy ceiling, --tune", whd::bench_app::run_fft},
+};
+
+void usage(std::FILE* to)
+{
+  std::fprintf(to, "usage: whd-bench <subcommand> [options]   (whd-bench <subcommand> --help)\n\nsubcommands:\n");
+  for (const auto& s : SUBCOMMANDS) {
+    std::fprintf(to, "  %-10.*s %.*s\n", static_cast<int>(s.name.size()), s.name.data(), static_cast<int>(s.help.size()),
+                 s.help.data());
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return whd::bench_app::EXIT_USAGE;
+  }
+  const std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(stdout);
+    return whd::bench_app::EXIT_OK;
+  }
+  std::string command = "whd-bench";
+  for (int i = 1; i < argc; ++i) {
+    command += ' ';
+    command += argv[i];
+  }
+  for (const auto& s : SUBCOMMANDS) {
+    if (s.name == name) {
+      return s.run(std::vector<std::string>(argv + 2, argv + argc), command);
+    }
+  }
+  std::fprintf(stderr, "whd-bench: unknown subcommand '%s'\n", argv[1]);
+  usage(stderr);
+  return whd::bench_app::EXIT_USAGE;
+}

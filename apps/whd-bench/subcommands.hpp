@@ -1,0 +1,19 @@
+/// @file subcommands.hpp
+/// whd-bench's subcommands. Adding one is a function here and a line in main.cpp's table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace whd::bench_app {
+
+/// Exit codes: 0 success or --help, 1 runtime error, 2 usage error.
+inline constexpr int EXIT_OK = 0;
+inline constexpr int EXIT_RUNTIME = 1;
+inline constexpr int EXIT_USAGE = 2;
+
+/// `whd-bench fft ...`: our 512-point FFT against cuFFT, optional tuning.
+/// @param args the arguments after the subcommand name; `command` the whole command line
+int run_fft(const std::vector<std::string>& args, const std::string& command);
+
+} // namespace whd::bench_app
