@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -34,6 +35,17 @@ struct fft_options {
   std::string cache;
 };
 
+/// A whole decimal number, or throws naming `what`.
+int parse_int(std::string_view text, const std::string& what)
+{
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || ptr != text.data() + text.size()) {
+    throw std::invalid_argument("--batches: '" + what + "' is not a number, a range a-b or a list a,b");
+  }
+  return v;
+}
+
 /// "10-20" or "10,12,16": log2 of the batch sizes.
 std::vector<int> parse_batches(const std::string& s)
 {
@@ -42,8 +54,9 @@ std::vector<int> parse_batches(const std::string& s)
   std::string part;
   while (std::getline(in, part, ',')) {
     const auto dash = part.find('-');
-    const int lo = std::stoi(part.substr(0, dash));
-    const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+    const std::string_view p(part);
+    const int lo = parse_int(p.substr(0, dash), part);
+    const int hi = dash == std::string::npos ? lo : parse_int(p.substr(dash + 1), part);
     for (int k = lo; k <= hi; ++k) {
       out.push_back(k);
     }
