@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace whd::transport {
@@ -47,9 +48,12 @@ struct capture_info {
 /// NAME.sigmf-meta beside it), or a raw file whose extension names its format
 /// (`.cf32`/`.cfile`, `.ci16`/`.sc16`, `.ci8`/`.sc8`). `format` overrides the
 /// extension of a raw file (and must agree with a SigMF meta's datatype).
-/// @throws capture_error naming the file and the problem: missing file, meta that is
-///   not JSON or lacks `core:datatype`, unsupported datatype, unknown extension,
-///   data size not a whole number of samples.
+/// An empty data file is valid (0 samples); whether that is an error is the caller's call.
+/// @throws capture_error naming the file, the problem and what to do: missing file,
+///   meta that is not JSON (with the parser's position) or lacks `global` /
+///   `core:datatype`, unsupported datatype (the message lists the supported ones),
+///   unknown extension without a format, data size not a whole number of samples,
+///   `format` disagreeing with the meta, a directory, a SigMF archive (`.sigmf` tar).
 capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format = std::nullopt);
 
 /// Random-access source of complex float samples. Two implementations: a file
@@ -68,16 +72,27 @@ public:
 /// A capture file read with pread; memory use is the caller's buffers only.
 class capture_reader final : public sample_source {
 public:
+  /// Open `info.data_path` (normally from open_capture) for reading.
+  /// @throws capture_error naming the file when it cannot be opened or is a directory
   explicit capture_reader(capture_info info);
   ~capture_reader() override;
   capture_reader(const capture_reader&) = delete;
   capture_reader& operator=(const capture_reader&) = delete;
 
+  /// The capture being read.
   const capture_info& info() const noexcept { return info_; }
+  /// info().nof_samples.
   uint64_t size() const override { return info_.nof_samples; }
+  /// See sample_source::read. Converts in blocks on the caller's stack (cf32 is read
+  /// straight into `out`). Past the end, or where the file became shorter since it
+  /// was opened, returns a short count.
+  /// @throws capture_error naming the file when the read itself fails (EIO)
   std::size_t read(uint64_t first, std::span<cf32> out) const override;
   /// Read the samples' bytes as stored (for link packing that forwards ci8 as is).
   /// `out.size()` must be a multiple of bytes_per_sample(info().type).
+  /// @return the number of samples (not bytes) read: fewer only at the end
+  /// @throws std::invalid_argument when `out.size()` is not whole samples;
+  ///   capture_error when the read fails
   std::size_t read_raw(uint64_t first, std::span<std::byte> out) const;
 
 private:
@@ -88,9 +103,13 @@ private:
 /// Samples held in memory.
 class memory_source final : public sample_source {
 public:
+  /// Take ownership of `samples`.
   explicit memory_source(std::vector<cf32> samples) : samples_(std::move(samples)) {}
+  /// samples().size().
   uint64_t size() const override { return samples_.size(); }
+  /// See sample_source::read; copies, never throws.
   std::size_t read(uint64_t first, std::span<cf32> out) const override;
+  /// The samples held.
   const std::vector<cf32>& samples() const noexcept { return samples_; }
 
 private:
@@ -100,10 +119,10 @@ private:
 /// A window of a source: samples [first, first + samples.size()); the first
 /// `nof_new` are new, the rest overlap the next chunk.
 struct chunk {
-  uint64_t first = 0;
-  std::span<const cf32> samples;
-  std::size_t nof_new = 0;
-  bool last = false;
+  uint64_t first = 0;            ///< source index of samples[0]
+  std::span<const cf32> samples; ///< new samples, then the look-ahead
+  std::size_t nof_new = 0;       ///< samples[0, nof_new) are new; the rest come again in the next chunk
+  bool last = false;             ///< no chunk follows
 };
 
 /// Walks a source in chunks of `chunk_samples` new samples, each followed by
@@ -112,8 +131,15 @@ struct chunk {
 /// chunk_samples + overlap_samples.
 class chunk_reader {
 public:
+  /// @param source read from sample 0 on; must outlive the reader
+  /// @param chunk_samples new samples per chunk (fewer only in the last), > 0
+  /// @param overlap_samples look-ahead after each chunk's new samples (fewer at the end)
+  /// @throws std::invalid_argument when chunk_samples is 0
   chunk_reader(const sample_source& source, std::size_t chunk_samples, std::size_t overlap_samples);
-  /// Next chunk; false when the source is exhausted.
+  /// Next chunk; false when the source is exhausted (at once for an empty source).
+  /// `out.samples` points into the reader's buffer and stays valid until the next call.
+  /// A source that returns fewer samples than its size() promised (a file cut while
+  /// being read) ends the walk: that chunk is `last` and all its samples are new.
   bool next(chunk& out);
 
 private:
@@ -122,6 +148,7 @@ private:
   std::size_t overlap_samples_;
   uint64_t pos_ = 0;
   std::vector<cf32> buffer_;
+  std::size_t nof_valid_ = 0; ///< samples of the previous chunk in buffer_; its overlap is reused
 };
 
 /// Streams samples into a SigMF recording (`base.sigmf-data` + `base.sigmf-meta`),
@@ -129,20 +156,41 @@ private:
 /// saturated. The meta (SigMF 1.x core) is written by close().
 class sigmf_writer {
 public:
-  /// @param base path without extension
+  /// Create (truncate) `base.sigmf-data` and remove a stale `base.sigmf-meta`.
+  /// @param base path without extension (a trailing .sigmf-meta, .sigmf-data or .sigmf is dropped)
+  /// @param type datatype written to disk
+  /// @param sample_rate_sps `core:sample_rate`, > 0
+  /// @param description `core:description`, omitted when empty
+  /// @throws capture_error naming the data file when it cannot be created;
+  ///   std::invalid_argument for a sample rate that is not a positive number
   sigmf_writer(const std::filesystem::path& base, datatype type, double sample_rate_sps, std::string description);
+  /// Closes (writing the meta) if close() was not called; errors are printed to stderr.
   ~sigmf_writer();
   sigmf_writer(const sigmf_writer&) = delete;
   sigmf_writer& operator=(const sigmf_writer&) = delete;
 
-  /// Append samples; `scale` multiplies each sample before integer conversion.
+  /// Append samples; `scale` multiplies each sample before conversion. cf32 stores
+  /// sample * scale; ci16/ci8 store round(sample * scale) (half away from zero),
+  /// saturated to the type's range, NaN as 0.
+  /// @throws capture_error naming the data file when the write fails (disk full);
+  ///   std::logic_error after close()
   void write(std::span<const cf32> samples, float scale = 1.0f);
+  /// Record an annotation; the meta lists them sorted by sample_start.
   void add_annotation(annotation a);
-  /// Write the meta and close the data file. Called by the destructor if needed.
+  /// Close the data file and write the meta. Does nothing the second time. After a
+  /// failed write the data file is closed and no meta is written.
+  /// @throws capture_error naming the file that could not be written
   void close();
+  /// Samples appended so far.
   uint64_t samples_written() const noexcept { return nof_written_; }
+  /// `base.sigmf-data`.
+  std::filesystem::path data_path() const;
+  /// `base.sigmf-meta`.
+  std::filesystem::path meta_path() const;
 
 private:
+  void write_bytes(const void* bytes, std::size_t n);
+
   std::filesystem::path base_;
   datatype type_;
   double rate_;
@@ -151,6 +199,7 @@ private:
   std::FILE* data_ = nullptr;
   uint64_t nof_written_ = 0;
   std::vector<std::byte> scratch_;
+  bool failed_ = false; ///< a write failed: the recording is incomplete, no meta
 };
 
 } // namespace whd::transport
