@@ -28,7 +28,13 @@ struct frame_locator::plan {
   fftplan fft;
 };
 
-frame_locator::frame_locator(const rx_config& cfg) : cfg_(cfg), det_(cfg), plan_(std::make_unique<plan>()) {}
+frame_locator::frame_locator(const rx_config& cfg) : cfg_(cfg), det_(cfg), plan_(std::make_unique<plan>())
+{
+  if (cfg.channel_taps > 0) {
+    // The first path sits timing_backoff samples into the FFT window.
+    smoother_ = std::make_unique<channel_smoother>(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps);
+  }
+}
 frame_locator::~frame_locator() = default;
 
 std::optional<locator_event> frame_locator::next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress)
@@ -56,7 +62,7 @@ std::optional<locator_event> frame_locator::next(const transport::sample_source&
       y[m] = plan_->out;
     }
     locator_event ev;
-    const channel_estimate ch = estimate_channel(y[0].data(), y[1].data());
+    const channel_estimate ch = estimate_channel(y[0].data(), y[1].data(), smoother_.get());
     p::header_fields hdr;
     const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
     if (status != p::header_status::ok) {

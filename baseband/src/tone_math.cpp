@@ -2,12 +2,73 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
+#include <stdexcept>
 
 namespace whd::baseband {
 
 namespace p = profile;
 
-channel_estimate estimate_channel(const cf32* y0, const cf32* y1)
+channel_smoother::channel_smoother(int first_tap, int nof_taps) : nof_taps_(nof_taps)
+{
+  if (nof_taps < 1 || nof_taps > p::NOF_USED / 2) {
+    throw std::invalid_argument("channel_smoother: tap count out of range");
+  }
+  using c64 = std::complex<double>;
+  const std::size_t U = p::NOF_USED, T = std::size_t(nof_taps);
+  q_.assign(U * T, c64{});
+  // Columns e^{-j 2 pi k l / N} on the used tones, orthonormalised by modified
+  // Gram-Schmidt in double (well defined even where the band gap makes the tap
+  // basis itself ill-conditioned: only the spanned space matters).
+  for (std::size_t l = 0; l < T; ++l) {
+    const double tap = double(first_tap + int(l));
+    for (std::size_t u = 0; u < U; ++u) {
+      const double ph = -2.0 * std::numbers::pi * double(p::USED_K[u]) * tap / p::N;
+      q_[u * T + l] = c64(std::cos(ph), std::sin(ph));
+    }
+    for (int pass = 0; pass < 2; ++pass) { // twice is enough for orthogonality in double
+      for (std::size_t j = 0; j < l; ++j) {
+        c64 dot{};
+        for (std::size_t u = 0; u < U; ++u) {
+          dot += std::conj(q_[u * T + j]) * q_[u * T + l];
+        }
+        for (std::size_t u = 0; u < U; ++u) {
+          q_[u * T + l] -= dot * q_[u * T + j];
+        }
+      }
+    }
+    double norm = 0.0;
+    for (std::size_t u = 0; u < U; ++u) {
+      norm += std::norm(q_[u * T + l]);
+    }
+    const double inv = 1.0 / std::sqrt(norm);
+    for (std::size_t u = 0; u < U; ++u) {
+      q_[u * T + l] *= inv;
+    }
+  }
+}
+
+void channel_smoother::apply(std::array<cf32, p::NOF_USED>& h) const
+{
+  using c64 = std::complex<double>;
+  const std::size_t U = p::NOF_USED, T = std::size_t(nof_taps_);
+  std::vector<c64> a(T);
+  for (std::size_t u = 0; u < U; ++u) {
+    const c64 hu(h[u]);
+    for (std::size_t l = 0; l < T; ++l) {
+      a[l] += std::conj(q_[u * T + l]) * hu;
+    }
+  }
+  for (std::size_t u = 0; u < U; ++u) {
+    c64 acc{};
+    for (std::size_t l = 0; l < T; ++l) {
+      acc += q_[u * T + l] * a[l];
+    }
+    h[u] = cf32(acc);
+  }
+}
+
+channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_smoother* smoother)
 {
   channel_estimate ch;
   double sig = 0.0, diff = 0.0;
@@ -15,10 +76,15 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1)
     const int b = p::USED_BIN[std::size_t(u)];
     const cf32 h = (y0[b] + y1[b]) * (0.5f * p::preamble_value(u));
     ch.h[std::size_t(u)] = h;
-    const float mag2 = std::norm(h);
-    ch.inv[std::size_t(u)] = mag2 > 0.0f ? std::conj(h) / mag2 : cf32{};
-    sig += mag2;
+    sig += std::norm(h);
     diff += std::norm(y0[b] - y1[b]);
+  }
+  if (smoother != nullptr) {
+    smoother->apply(ch.h);
+  }
+  for (std::size_t u = 0; u < ch.h.size(); ++u) {
+    const float mag2 = std::norm(ch.h[u]);
+    ch.inv[u] = mag2 > 0.0f ? std::conj(ch.h[u]) / mag2 : cf32{};
   }
   // E|Y0 - Y1|^2 = 2 s2 per tone; E|H_est|^2 = |H|^2 + s2 / 2.
   const double noise = diff / (2.0 * p::NOF_USED);

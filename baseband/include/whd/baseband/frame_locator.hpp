@@ -45,6 +45,7 @@ private:
   rx_config cfg_;
   detector det_;
   std::unique_ptr<plan> plan_;
+  std::unique_ptr<channel_smoother> smoother_;
 };
 
 /// e^{-j 2 pi cycles}, reduced in double first: the derotation of every backend.

@@ -31,6 +31,10 @@ struct rx_config {
   /// The FFT window starts this many samples before the end of the guard, so
   /// that weak early paths and timing jitter stay inside the guard.
   int timing_backoff = 8;
+  /// Channel estimate: taps of the impulse response kept (0: plain least squares),
+  /// and how many of them lie before the first path.
+  int channel_taps = 48;
+  int channel_taps_early = 16;
   /// Worker threads for the CPU backend (0: all hardware threads).
   unsigned nof_threads = 0;
   /// Data symbols decoded per batch (bounds memory for long frames).

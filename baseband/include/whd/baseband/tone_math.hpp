@@ -9,7 +9,9 @@
 #include <whd/transport/sample_types.hpp>
 
 #include <array>
+#include <complex>
 #include <cstdint>
+#include <vector>
 
 namespace whd::baseband {
 
@@ -20,8 +22,27 @@ struct channel_estimate {
   double snr_dB = 0.0;                         ///< signal over whole-band noise (whd-tx's SNR)
 };
 
+/// Projects a least-squares channel estimate onto the channels whose impulse
+/// response fits in a window of taps, which removes most of the estimation noise
+/// (taps / NOF_USED of it remains: 0.4 dB of SNR lost instead of 1.8 dB for
+/// two-symbol LS alone) and leaves such channels unchanged.
+class channel_smoother {
+public:
+  /// Taps [first_tap, first_tap + nof_taps) relative to the FFT window's start
+  /// (negative taps wrap around: paths that arrive before the window).
+  channel_smoother(int first_tap, int nof_taps);
+  /// h <- Q Q^H h over the used tones.
+  void apply(std::array<cf32, profile::NOF_USED>& h) const;
+  int nof_taps() const noexcept { return nof_taps_; }
+
+private:
+  int nof_taps_;
+  std::vector<std::complex<double>> q_; ///< NOF_USED x nof_taps, orthonormal columns, row-major
+};
+
 /// Channel and SNR from the FFTs of the two preamble windows (N bins each, CFO-corrected).
-channel_estimate estimate_channel(const cf32* y0, const cf32* y1);
+/// `smoother` (may be null: plain LS) removes estimation noise.
+channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_smoother* smoother = nullptr);
 
 /// e^{-j theta} of a symbol m >= 2: theta = arg sum_p Y[p] conj(H[p]) P[m].
 cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m);
