@@ -1,9 +1,11 @@
 // whd-rx: decode a WHD-HRP capture to payload bytes and a JSON report.
 // Option parsing, wiring and logging only; the receive chain lives in baseband/.
+#include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/report.hpp>
 #include <whd/transport/capture.hpp>
 #include <whd/transport/cuda.hpp>
+#include <whd/transport/link_pack.hpp>
 
 #include <boost/program_options.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -36,6 +38,9 @@ struct options {
   std::string backend = "auto";
   std::string format;        // empty: from the extension / meta
   std::string truth;
+  std::string link = "auto";
+  std::size_t batch = 1u << 15;
+  int device = 0;
   unsigned threads = 0;
   std::optional<double> sample_rate;
   bool quiet = false;
@@ -71,6 +76,10 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("report,r", po::value(&o.report)->value_name("FILE")->default_value("-"), "write the JSON report to FILE; '-' is standard output")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
+    ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
+     "GPU link packing: f32 (8 bytes/sample), half (4), int8 with a float scale per symbol (2); auto: int8 for ci8 captures (their bytes cross as they are), half otherwise")
+    ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(1u << 15), "GPU: data symbols per batch (one copy in, one kernel, one copy out)")
+    ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: CUDA device ordinal")
     ("format,f", po::value(&o.format)->value_name("cf32_le|ci16_le|ci8"), "sample format of a raw capture (overrides its extension)")
     ("sample-rate", po::value<double>()->value_name("SPS"), "sample rate used to state CFO in Hz (default: the meta's core:sample_rate, else 2.538e9)")
     ("truth,t", po::value(&o.truth)->value_name("FILE"), "compare the payload with FILE; the report adds bit errors and BER")
@@ -111,6 +120,10 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--backend must be auto, cpu or gpu, not '" + o.backend + "'";
   } else if (!o.format.empty() && !whd::parse_datatype(o.format)) {
     problem = "--format must be cf32_le, ci16_le or ci8, not '" + o.format + "'";
+  } else if (o.link != "auto" && !tr::parse_link_format(o.link)) {
+    problem = "--link must be auto, f32, half or int8, not '" + o.link + "'";
+  } else if (o.batch == 0) {
+    problem = "--batch must be at least 1";
   } else if (o.sample_rate && !(*o.sample_rate > 0.0)) {
     problem = "--sample-rate must be positive";
   } else if (o.report.empty()) {
@@ -200,15 +213,24 @@ bb::progress_fn make_progress(bool enabled)
 
 std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, spdlog::logger& log)
 {
-  const int gpus = whd::cuda::device_count();
-  if (o.backend == "gpu") {
-    if (gpus == 0) {
-      throw std::runtime_error("--backend gpu: " + whd::cuda::no_device_reason() + "; use --backend cpu or auto");
+  const int gpus = o.backend == "cpu" ? 0 : whd::cuda::device_count();
+  if (o.backend == "gpu" && gpus == 0) {
+    throw std::runtime_error("--backend gpu: " + whd::cuda::no_device_reason() + "; use --backend cpu (or auto, which falls back to it)");
+  }
+  if (gpus > 0) {
+    bb::gpu_config g;
+    if (o.link != "auto") {
+      g.link = tr::parse_link_format(o.link);
     }
-    throw std::runtime_error("--backend gpu: the GPU backend is not part of this build yet; use --backend cpu");
+    g.symbols_per_batch = o.batch;
+    g.device = o.device;
+    if (o.device >= gpus) {
+      throw std::runtime_error("--device " + std::to_string(o.device) + ": only " + std::to_string(gpus) + " CUDA device(s) present");
+    }
+    return bb::make_gpu_receiver(cfg, g);
   }
   if (o.backend == "auto") {
-    log.info("backend auto: {}; using the CPU", gpus == 0 ? whd::cuda::no_device_reason() : "the GPU backend is not built");
+    log.info("backend auto: {}; using the CPU", whd::cuda::no_device_reason());
   }
   return bb::make_cpu_receiver(cfg);
 }

@@ -48,6 +48,9 @@ std::string no_device_reason()
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     cudaGetLastError();
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+      return std::string("no CUDA device or driver on this machine (") + cudaGetErrorName(e) + ")";
+    }
     return std::string("no usable CUDA device: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   }
   return n == 0 ? "no CUDA device present" : "";

@@ -1,0 +1,51 @@
+/// @file gpu_symbol_decoder.hpp
+/// The fused data-symbol kernel and its host launcher (internal to baseband).
+#pragma once
+
+#include <whd/baseband/profile.hpp>
+#include <whd/transport/cuda.hpp>
+#include <whd/transport/link_pack.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace whd::baseband::gpu {
+
+/// Per-frame parameters the device needs to decode its data symbols.
+struct frame_params {
+  double cfo_cps;       ///< CFO [cycles/sample]
+  double window_offset; ///< first FFT window of the frame minus its start [samples]
+  int32_t mod;          ///< profile::modulation
+  int32_t pad;
+  float inv_re[profile::NOF_USED];  ///< 1/H on used tones
+  float inv_im[profile::NOF_USED];
+  float hconj_re[profile::NOF_PILOTS]; ///< conj(H) on pilots
+  float hconj_im[profile::NOF_PILOTS];
+};
+
+/// One data symbol of a batch: which frame, which symbol m of it.
+struct symbol_desc {
+  uint32_t frame; ///< index into the batch's frame_params
+  uint32_t m;     ///< symbol number in its frame (>= FIRST_DATA_SYMBOL)
+};
+
+/// Output stride per symbol: the larger modulation's bytes (QPSK uses the first 84).
+inline constexpr std::size_t OUT_STRIDE = profile::MAX_BYTES_PER_SYMBOL;
+
+/// Device pointers of one batch.
+struct batch_view {
+  const void* samples;        ///< count * N samples in the link form
+  const float* scales;        ///< count
+  const symbol_desc* symbols; ///< count
+  const frame_params* frames;
+  uint8_t* out;               ///< count * OUT_STRIDE bytes
+  std::size_t count;
+};
+
+/// Enqueue the fused kernel for a batch on `stream` (no allocation, no sync).
+void launch_decode(transport::link_format fmt, const batch_view& b, cudaStream_t stream);
+
+/// Copy the tone tables to the device (once per device and process).
+void upload_tables();
+
+} // namespace whd::baseband::gpu

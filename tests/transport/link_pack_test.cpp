@@ -1,0 +1,121 @@
+// Link packing (profile §7) against its definition: ci8 crosses unchanged; half
+// is IEEE binary16 (checked against a bit-level decoder written here); int8
+// reconstructs within half a quantisation step of the window's scale.
+#include <whd/transport/link_pack.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+namespace tr = whd::transport;
+
+/// IEEE binary16 decoded bit by bit (1 sign, 5 exponent, 10 mantissa bits).
+double decode_half(uint16_t h)
+{
+  const int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
+  const double s = sign ? -1.0 : 1.0;
+  if (exp == 0) {
+    return s * std::ldexp(man, -24);
+  }
+  if (exp == 31) {
+    return man ? NAN : s * INFINITY;
+  }
+  return s * std::ldexp(1024 + man, exp - 25);
+}
+
+TEST(link_pack, half_matches_ieee_binary16)
+{
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const double ref = decode_half(uint16_t(h));
+    const float got = tr::half_to_float(uint16_t(h));
+    if (std::isnan(ref)) {
+      EXPECT_TRUE(std::isnan(got)) << h;
+    } else {
+      EXPECT_EQ(double(got), ref) << h;
+      EXPECT_EQ(tr::float_to_half(got), uint16_t(h)) << "round trip of " << h;
+    }
+  }
+}
+
+TEST(link_pack, ci8_crosses_unchanged_and_windows_skip_guards)
+{
+  constexpr std::size_t N = 512, STRIDE = 576, W = 5;
+  std::mt19937 rng(7);
+  std::vector<std::byte> raw(STRIDE * W * 2);
+  for (auto& b : raw) {
+    b = std::byte(rng() & 0xFF);
+  }
+  std::vector<uint64_t> starts;
+  for (std::size_t w = 0; w < W; ++w) {
+    starts.push_back(w * STRIDE + 64);
+  }
+  std::vector<std::byte> out(W * N * 2);
+  std::vector<float> scales(W, -1.0f);
+  tr::pack_windows(whd::datatype::ci8, raw, starts, N, tr::link_format::int8, out, scales);
+  for (std::size_t w = 0; w < W; ++w) {
+    EXPECT_EQ(std::memcmp(out.data() + w * N * 2, raw.data() + starts[w] * 2, N * 2), 0) << "window " << w;
+    EXPECT_EQ(scales[w], 1.0f);
+  }
+}
+
+TEST(link_pack, every_form_reconstructs_within_its_precision)
+{
+  constexpr std::size_t N = 512;
+  constexpr unsigned SEED = 11;
+  std::mt19937 rng(SEED);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  for (float level : {1e-4f, 0.3f, 5000.0f}) {
+    std::vector<whd::cf32> x(2 * N);
+    for (auto& v : x) {
+      v = {level * g(rng), level * g(rng)};
+    }
+    const std::vector<uint64_t> starts{0, N};
+    const std::span<const std::byte> raw(reinterpret_cast<const std::byte*>(x.data()), x.size() * sizeof(whd::cf32));
+    for (auto fmt : {tr::link_format::f32, tr::link_format::half, tr::link_format::int8}) {
+      std::vector<std::byte> out(2 * N * tr::link_bytes_per_sample(fmt));
+      std::vector<float> scales(2);
+      tr::pack_windows(whd::datatype::cf32_le, raw, starts, N, fmt, out, scales);
+      for (std::size_t w = 0; w < 2; ++w) {
+        double peak = 0.0, worst = 0.0;
+        for (std::size_t i = 0; i < N; ++i) {
+          const whd::cf32 ref = x[w * N + i];
+          peak = std::max({peak, double(std::abs(ref.real())), double(std::abs(ref.imag()))});
+          float re = 0, im = 0;
+          const std::size_t k = w * N + i;
+          if (fmt == tr::link_format::f32) {
+            std::memcpy(&re, out.data() + k * 8, 4);
+            std::memcpy(&im, out.data() + k * 8 + 4, 4);
+          } else if (fmt == tr::link_format::half) {
+            uint16_t h[2];
+            std::memcpy(h, out.data() + k * 4, 4);
+            re = tr::half_to_float(h[0]);
+            im = tr::half_to_float(h[1]);
+          } else {
+            re = float(int8_t(out[k * 2]));
+            im = float(int8_t(out[k * 2 + 1]));
+          }
+          worst = std::max({worst, std::abs(double(re) * scales[w] - ref.real()), std::abs(double(im) * scales[w] - ref.imag())});
+        }
+        // f32 exact; half: 11 significant bits at the window's peak; int8: half a step of peak/127.
+        const double bound = fmt == tr::link_format::f32 ? 0.0 : (fmt == tr::link_format::half ? peak * std::ldexp(1.0, -11) : peak / 127.0 * 0.5001);
+        EXPECT_LE(worst, bound) << tr::to_string(fmt) << " level " << level << " window " << w << " seed " << SEED;
+      }
+    }
+  }
+}
+
+TEST(link_pack, auto_choice_and_names)
+{
+  EXPECT_EQ(tr::auto_link_format(whd::datatype::ci8), tr::link_format::int8);
+  for (auto f : {tr::link_format::f32, tr::link_format::half, tr::link_format::int8}) {
+    EXPECT_EQ(tr::parse_link_format(tr::to_string(f)), f);
+  }
+  EXPECT_FALSE(tr::parse_link_format("fp8"));
+}
+
+} // namespace
