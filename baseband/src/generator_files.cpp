@@ -245,8 +245,18 @@ output_summary write_capture(const capture_config& cfg, const output_config& out
   if (out.base.empty()) {
     throw std::invalid_argument("no output path given");
   }
+  // A base given with a capture's extension names the same capture: the sidecars
+  // go beside it as BASE.truth, not BASE.sigmf-meta.truth.
+  output_config o = out;
+  const std::string base = o.base.string();
+  for (const std::string ext : {".sigmf-meta", ".sigmf-data", ".sigmf", ".cf32", ".ci16", ".ci8"}) {
+    if (base.size() > ext.size() && base.compare(base.size() - ext.size(), ext.size(), ext) == 0) {
+      o.base = base.substr(0, base.size() - ext.size());
+      break;
+    }
+  }
   output_summary summary;
-  file_sink sink(out, summary);
+  file_sink sink(o, summary);
   generate_capture(cfg, sink);
   return summary;
 }

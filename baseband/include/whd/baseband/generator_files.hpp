@@ -27,7 +27,7 @@ inline constexpr double INTEGER_HEADROOM = 7.0;
 
 /// Where and how to write a capture.
 struct output_config {
-  std::filesystem::path base;          ///< path without extension
+  std::filesystem::path base;          ///< path without extension (a trailing .sigmf-meta, .sigmf-data, .sigmf, .cf32, .ci16 or .ci8 is dropped)
   datatype type = datatype::cf32_le;   ///< sample format on disk
   bool raw = false;                    ///< raw interleaved I/Q (BASE.cf32/.ci16/.ci8) instead of SigMF
   std::string description;             ///< SigMF core:description
