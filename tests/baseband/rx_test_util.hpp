@@ -1,0 +1,199 @@
+/// @file rx_test_util.hpp
+/// Helpers of the receiver validation tests: a scratch folder per test, one run
+/// of the CPU receiver, and the verdict on its result against what the capture
+/// generator planned and sent (frame records and payload truth), which is
+/// independent of the receive chain.
+#pragma once
+
+#include <whd/baseband/generator.hpp>
+#include <whd/baseband/modulator.hpp>
+#include <whd/baseband/profile.hpp>
+#include <whd/baseband/receiver.hpp>
+#include <whd/transport/capture.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace whd::test {
+
+/// A fresh empty folder under the system's temporary folder (mkdtemp, so tests
+/// running at once never share one), removed with its contents at scope exit.
+class temp_dir {
+public:
+  explicit temp_dir(const std::string& tag)
+  {
+    std::string name = (std::filesystem::temp_directory_path() / ("whd-rx-" + tag + "-XXXXXX")).string();
+    if (::mkdtemp(name.data()) == nullptr) {
+      throw std::runtime_error("cannot create a temporary folder like " + name);
+    }
+    path_ = name;
+  }
+  ~temp_dir()
+  {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
+
+/// What one receiver run produced.
+struct rx_output {
+  whd::baseband::receive_result result;
+  std::vector<uint8_t> payload;
+};
+
+/// Runs the CPU receiver over a whole source.
+inline rx_output run_cpu_receiver(const whd::transport::sample_source& src, const whd::baseband::rx_config& cfg)
+{
+  auto rx = whd::baseband::make_cpu_receiver(cfg);
+  whd::baseband::memory_sink sink;
+  rx_output out;
+  out.result = rx->run(src, sink);
+  out.payload = sink.bytes();
+  return out;
+}
+
+/// Bit errors against the truth, the bits compared, and the errors per data tone
+/// d = 0..335 (the tone that carried the bit, profile §4).
+struct bit_count {
+  uint64_t errors = 0;
+  uint64_t bits = 0;
+  std::array<uint64_t, whd::profile::NOF_DATA> per_tone{};
+  bit_count& operator+=(const bit_count& o)
+  {
+    errors += o.errors;
+    bits += o.bits;
+    for (std::size_t d = 0; d < per_tone.size(); ++d) {
+      per_tone[d] += o.per_tone[d];
+    }
+    return *this;
+  }
+  double ber() const { return bits ? double(errors) / double(bits) : 0.0; }
+};
+
+inline uint64_t count_bit_errors(std::span<const uint8_t> a, std::span<const uint8_t> b)
+{
+  uint64_t n = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    n += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
+  }
+  return n;
+}
+
+/// Whole data symbols of a listed frame inside the capture, from the plan alone.
+inline uint32_t symbols_present(const whd::baseband::frame_record& r)
+{
+  namespace p = whd::profile;
+  if (r.samples_present >= whd::baseband::frame_samples(r.nd)) {
+    return r.nd;
+  }
+  const uint64_t whole = r.samples_present / p::SYMBOL_LEN;
+  return uint32_t(whole > uint64_t(p::FIRST_DATA_SYMBOL) ? whole - p::FIRST_DATA_SYMBOL : 0);
+}
+
+/// Judges a receiver run against the generator's plan and truth (the payload bytes
+/// of the listed frames with intact headers, whole frames, in order):
+/// - exactly the listed intact frames are reported, in order, with their mod, nd
+///   and seq; `start` within [start - max_early, start + max_late] of the
+///   transmitted start (a multipath channel delays the energy by a few samples);
+///   symbols, truncation, payload offset and size as the plan implies;
+/// - exactly the listed corrupted headers are reported as failures;
+/// - the payload written is the truth of the symbols present, compared bit by bit.
+/// Failures are reported under `what`. The returned count holds the bit errors over
+/// the payload bytes compared (all of them when the sizes agree).
+inline bit_count check_against_plan(const whd::baseband::capture_plan& plan, std::span<const uint8_t> truth,
+                                    const rx_output& out, const std::string& what, int64_t max_early = 2,
+                                    int64_t max_late = 4)
+{
+  namespace p = whd::profile;
+  const auto& res = out.result;
+  EXPECT_EQ(res.nof_samples, plan.nof_samples) << what;
+  std::vector<uint8_t> expected;
+  std::size_t truth_pos = 0, accepted = 0, failed = 0;
+  for (const auto& r : plan.frames) {
+    const std::string at = what + ", frame " + std::to_string(r.index) + " sent at " + std::to_string(r.start);
+    if (!r.header_ok) {
+      if (failed < res.header_failures.size()) {
+        const auto& hf = res.header_failures[failed];
+        EXPECT_GE(int64_t(hf.start), int64_t(r.start) - max_early) << at;
+        EXPECT_LE(int64_t(hf.start), int64_t(r.start) + max_late) << at;
+      } else {
+        ADD_FAILURE() << at << ": its corrupted header is not reported";
+      }
+      ++failed;
+      continue;
+    }
+    const auto bps = std::size_t(p::bytes_per_symbol(r.mod));
+    const uint32_t present = symbols_present(r);
+    if (truth_pos + std::size_t(r.nd) * bps > truth.size()) {
+      ADD_FAILURE() << at << ": the truth is shorter than the plan's frames";
+      return {};
+    }
+    expected.insert(expected.end(), truth.begin() + std::ptrdiff_t(truth_pos),
+                    truth.begin() + std::ptrdiff_t(truth_pos + present * bps));
+    truth_pos += std::size_t(r.nd) * bps;
+    if (accepted >= res.frames.size()) {
+      ADD_FAILURE() << at << ": not found";
+      ++accepted;
+      continue;
+    }
+    const auto& f = res.frames[accepted];
+    EXPECT_GE(int64_t(f.start), int64_t(r.start) - max_early) << at << ": located at " << f.start;
+    EXPECT_LE(int64_t(f.start), int64_t(r.start) + max_late) << at << ": located at " << f.start;
+    EXPECT_EQ(f.mod, r.mod) << at;
+    EXPECT_EQ(f.nd, r.nd) << at;
+    EXPECT_EQ(f.seq, r.seq) << at;
+    EXPECT_EQ(f.symbols, present) << at;
+    EXPECT_EQ(f.truncated, present < r.nd) << at;
+    EXPECT_EQ(f.payload_bytes, uint64_t(f.symbols) * bps) << at;
+    ++accepted;
+  }
+  EXPECT_EQ(truth_pos, truth.size()) << what << ": the truth holds more than the plan's frames";
+  EXPECT_EQ(res.frames.size(), accepted) << what << ": frames reported / frames sent with intact headers";
+  EXPECT_EQ(res.header_failures.size(), failed) << what << ": header failures reported / corrupted headers sent";
+  uint64_t offset = 0;
+  for (const auto& f : res.frames) {
+    EXPECT_EQ(f.payload_offset, offset) << what << ": frame at " << f.start;
+    offset += f.payload_bytes;
+  }
+  EXPECT_EQ(res.payload_bytes, offset) << what;
+  EXPECT_EQ(out.payload.size(), expected.size()) << what << ": payload bytes written / bytes of the frames present";
+  // Bit errors, each assigned to its data tone: within a symbol, bit j (MSB first)
+  // rides on tone j / B (§4). Counted frame by frame as the receiver wrote them.
+  bit_count count;
+  const std::size_t n = std::min(out.payload.size(), expected.size());
+  count.errors = count_bit_errors(std::span(out.payload).first(n), std::span(expected).first(n));
+  count.bits = uint64_t(n) * 8;
+  for (const auto& f : res.frames) {
+    const auto bps = uint64_t(p::bytes_per_symbol(f.mod));
+    const auto bits_per_tone = uint64_t(p::bits_per_tone(f.mod));
+    for (uint64_t i = f.payload_offset; i < std::min<uint64_t>(f.payload_offset + f.payload_bytes, n); ++i) {
+      const unsigned x = unsigned(out.payload[i] ^ expected[i]);
+      for (unsigned b = 0; b < 8; ++b) {
+        if (x & (0x80u >> b)) {
+          ++count.per_tone[((i - f.payload_offset) % bps * 8 + b) / bits_per_tone];
+        }
+      }
+    }
+  }
+  return count;
+}
+
+} // namespace whd::test
