@@ -21,6 +21,10 @@ for exe in "$dist"/bin/*; do
     esac
   done
 done
-# The test definitions, so ctest can run there too.
+# The conformance captures: ../shared does not travel to the GPU machine
+# (tests read them from $WHD_VECTORS_DIR there).
+if [[ -d $WHD_ROOT/../shared/vectors ]]; then
+  cp -r "$WHD_ROOT/../shared/vectors" "$dist/vectors"
+fi
 cp -r "$here/../scripts" "$dist/scripts"
 du -sh "$dist"

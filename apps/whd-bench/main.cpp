@@ -19,6 +19,7 @@ struct subcommand {
 
 constexpr subcommand SUBCOMMANDS[] = {
     {"fft", "512-point FFT: ours vs cuFFT, copy ceiling, --tune", whd::bench_app::run_fft},
+    {"pipeline", "GPU chain regions (device, pinned host, file) vs a cuFFT chain", whd::bench_app::run_pipeline},
 };
 
 void usage(std::FILE* to)

@@ -16,4 +16,7 @@ inline constexpr int EXIT_USAGE = 2;
 /// @param args the arguments after the subcommand name; `command` the whole command line
 int run_fft(const std::vector<std::string>& args, const std::string& command);
 
+/// `whd-bench pipeline ...`: the GPU chain's regions against a cuFFT-based chain.
+int run_pipeline(const std::vector<std::string>& args, const std::string& command);
+
 } // namespace whd::bench_app

@@ -54,24 +54,6 @@ struct slot {
   bool in_flight = false;
 };
 
-gpu::frame_params make_params(const located_frame& f)
-{
-  gpu::frame_params fp{};
-  fp.cfo_cps = f.sync.cfo_cps;
-  fp.window_offset = double(f.sync.fft0 - f.sync.start);
-  fp.mod = int32_t(f.info.mod);
-  for (int u = 0; u < p::NOF_USED; ++u) {
-    fp.inv_re[u] = f.channel.inv[std::size_t(u)].real();
-    fp.inv_im[u] = f.channel.inv[std::size_t(u)].imag();
-  }
-  for (int i = 0; i < p::NOF_PILOTS; ++i) {
-    const cf32 h = f.channel.h[std::size_t(p::PILOT_USED[std::size_t(i)])];
-    fp.hconj_re[i] = h.real();
-    fp.hconj_im[i] = -h.imag();
-  }
-  return fp;
-}
-
 class gpu_receiver final : public receiver {
 public:
   gpu_receiver(const rx_config& cfg, const gpu_config& gcfg) : cfg_(cfg), gcfg_(gcfg)
@@ -80,7 +62,6 @@ public:
       throw std::runtime_error("GPU backend: " + cuda::no_device_reason());
     }
     WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device));
-    gpu::upload_tables();
     nof_threads_ = cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency());
   }
 
@@ -144,7 +125,7 @@ private:
       const std::size_t n = std::size_t(std::min<uint64_t>(f.info.symbols - done, per_batch_ - s.count));
       if (s.frames.empty() || s.frames.back()->info.start != f.info.start) {
         s.frames.push_back(std::make_unique<located_frame>(f));
-        s.h_frames[s.frames.size() - 1] = make_params(f);
+        s.h_frames[s.frames.size() - 1] = gpu::make_frame_params(f);
       }
       segment seg{s.frames.back().get(), uint32_t(s.frames.size() - 1), p::FIRST_DATA_SYMBOL + done, s.count, n};
       pack(s, seg);
@@ -267,6 +248,28 @@ private:
 };
 
 } // namespace
+
+namespace gpu {
+
+frame_params make_frame_params(const located_frame& f)
+{
+  frame_params fp{};
+  fp.cfo_cps = f.sync.cfo_cps;
+  fp.window_offset = double(f.sync.fft0 - f.sync.start);
+  fp.mod = int32_t(f.info.mod);
+  for (int u = 0; u < p::NOF_USED; ++u) {
+    fp.inv_re[u] = f.channel.inv[std::size_t(u)].real();
+    fp.inv_im[u] = f.channel.inv[std::size_t(u)].imag();
+  }
+  for (int i = 0; i < p::NOF_PILOTS; ++i) {
+    const cf32 h = f.channel.h[std::size_t(p::PILOT_USED[std::size_t(i)])];
+    fp.hconj_re[i] = h.real();
+    fp.hconj_im[i] = -h.imag();
+  }
+  return fp;
+}
+
+} // namespace gpu
 
 std::unique_ptr<receiver> make_gpu_receiver(const rx_config& cfg, const gpu_config& gcfg)
 {

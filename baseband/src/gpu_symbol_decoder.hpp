@@ -2,6 +2,7 @@
 /// The fused data-symbol kernel and its host launcher (internal to baseband).
 #pragma once
 
+#include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/transport/cuda.hpp>
 #include <whd/transport/link_pack.hpp>
@@ -42,10 +43,10 @@ struct batch_view {
   std::size_t count;
 };
 
+/// The device parameters of a located frame.
+frame_params make_frame_params(const located_frame& f);
+
 /// Enqueue the fused kernel for a batch on `stream` (no allocation, no sync).
 void launch_decode(transport::link_format fmt, const batch_view& b, cudaStream_t stream);
-
-/// Copy the tone tables to the device (once per device and process).
-void upload_tables();
 
 } // namespace whd::baseband::gpu

@@ -1,0 +1,79 @@
+/// @file pipeline_command.cpp
+/// `whd-bench pipeline`: options -> pipeline_bench_config -> run -> table, JSON, log.
+#include "subcommands.hpp"
+
+#include <whd/rx_bench/pipeline_bench.hpp>
+
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+
+namespace whd::bench_app {
+
+int run_pipeline(const std::vector<std::string>& args, const std::string& command)
+{
+  namespace po = boost::program_options;
+  rx_bench::pipeline_bench_config c;
+  std::string capture = c.capture.string(), json, markdown;
+  po::options_description desc(
+      "whd-bench pipeline [options]\n\n"
+      "Times the GPU receive chain on a 16-QAM ci8 capture (made with the generator if missing):\n"
+      "  device-resident  packed samples on the GPU -> payload bits on the GPU\n"
+      "  pipeline         packed samples in pinned host memory -> bits in pinned host memory\n"
+      "  end-to-end       capture file (page cache) -> payload file, the whole whd-rx chain\n"
+      "for the int8, half and f32 links, beside a cuFFT-based chain (unpack, cuFFT C2C, demap),\n"
+      "the CPU backend, and the copy ceilings, all in one run. Bits are checked against the CPU.\n\nOptions");
+  desc.add_options()("help,h", "show this help")
+    ("capture", po::value(&capture)->default_value(capture), "capture base path (BASE.sigmf-meta); generated when missing")
+    ("frames", po::value(&c.nof_frames)->default_value(c.nof_frames), "frames of a generated capture")
+    ("nd", po::value(&c.nd)->default_value(c.nd), "data symbols per generated frame")
+    ("snr-db", po::value(&c.snr_dB)->default_value(c.snr_dB), "SNR of a generated capture [dB]")
+    ("cfo-hz", po::value(&c.cfo_Hz)->default_value(c.cfo_Hz), "CFO of a generated capture [Hz]")
+    ("taps", po::value(&c.taps)->default_value(c.taps), "multipath taps of a generated capture")
+    ("batch", po::value(&c.symbols_per_batch)->default_value(c.symbols_per_batch), "data symbols per batch")
+    ("streams", po::value(&c.nof_streams)->default_value(c.nof_streams), "batches in flight")
+    ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed repeats per region (median reported)")
+    ("no-end-to-end", "skip the end-to-end region")
+    ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
+    ("json", po::value(&json), "write the result as JSON to this file")
+    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+    if (vm.count("help") != 0) {
+      std::cout << desc << '\n';
+      return EXIT_OK;
+    }
+    c.end_to_end = vm.count("no-end-to-end") == 0;
+    if (c.nof_frames < 1 || c.nd < 1 || c.symbols_per_batch < 1 || c.nof_streams < 1 || c.repeats < 1 || c.taps < 1) {
+      throw std::invalid_argument("--frames, --nd, --batch, --streams, --repeats and --taps must be at least 1");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "whd-bench pipeline: " << e.what() << "\nTry 'whd-bench pipeline --help'.\n";
+    return EXIT_USAGE;
+  }
+  c.capture = capture;
+  c.commit = WHD_GIT_COMMIT;
+  c.command = command;
+  auto log = spdlog::default_logger()->clone("whd-bench");
+  try {
+    const auto r = rx_bench::run_pipeline_bench(c, [&](std::string_view line) { log->info("{}", line); });
+    const std::string md = rx_bench::to_markdown(r);
+    if (!json.empty()) {
+      std::ofstream(json) << rx_bench::to_json(r) << '\n';
+    }
+    if (!markdown.empty()) {
+      std::ofstream(markdown) << md;
+    }
+    std::cout << md;
+  } catch (const std::exception& e) {
+    log->error("{}", e.what());
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+} // namespace whd::bench_app

@@ -1,0 +1,108 @@
+#include "cufft_chain.hpp"
+
+#include "gpu_symbol_device.cuh"
+
+#include <stdexcept>
+#include <string>
+
+namespace whd::rx_bench {
+
+namespace p = profile;
+namespace gpu = baseband::gpu;
+
+namespace {
+
+void check_cufft(cufftResult r, const char* what)
+{
+  if (r != CUFFT_SUCCESS) {
+    throw std::runtime_error(std::string("cuFFT: ") + what + " failed with code " + std::to_string(int(r)));
+  }
+}
+
+template <transport::link_format FMT>
+__global__ void __launch_bounds__(256) unpack_kernel(gpu::batch_view b, float2* work)
+{
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= b.count * p::N) {
+    return;
+  }
+  const std::size_t s = i / p::N;
+  const int n = int(i % p::N);
+  const gpu::symbol_desc desc = b.symbols[s];
+  const gpu::frame_params& fp = b.frames[desc.frame];
+  const float base = gpu::window_phase(fp, desc.m);
+  work[i] = gpu::cmulf(gpu::load_sample<FMT>(b.samples, i, b.scales[s]), gpu::derotation(base, float(fp.cfo_cps), n));
+}
+
+constexpr int SYMBOLS_PER_BLOCK = 4;
+
+__global__ void __launch_bounds__(gpu::GROUP* SYMBOLS_PER_BLOCK) demap_kernel(gpu::batch_view b, const float2* work)
+{
+  __shared__ float2 y_s[SYMBOLS_PER_BLOCK][p::N];
+  __shared__ float2 rot_s[SYMBOLS_PER_BLOCK];
+  const int g = int(threadIdx.x) / gpu::GROUP;
+  const int t = int(threadIdx.x) % gpu::GROUP;
+  const std::size_t sym = std::size_t(blockIdx.x) * SYMBOLS_PER_BLOCK + std::size_t(g);
+  const bool active = sym < b.count;
+  const std::size_t s = active ? sym : b.count - 1;
+  for (int k = t; k < p::N; k += gpu::GROUP) {
+    y_s[g][k] = work[s * p::N + std::size_t(k)];
+  }
+  __syncthreads();
+  const gpu::symbol_desc desc = b.symbols[s];
+  const gpu::frame_params& fp = b.frames[desc.frame];
+  gpu::pilot_rotation(y_s[g], fp, desc.m, t, &rot_s[g]);
+  __syncthreads();
+  if (active) {
+    gpu::demap_bytes(y_s[g], fp, rot_s[g], b.out + s * gpu::OUT_STRIDE, t);
+  }
+}
+
+} // namespace
+
+cufft_chain::cufft_chain(std::size_t max_symbols) : max_symbols_(max_symbols), work_(max_symbols * p::N) {}
+
+cufft_chain::~cufft_chain()
+{
+  for (auto& [count, plan] : plans_) {
+    cufftDestroy(plan);
+  }
+}
+
+cufftHandle cufft_chain::plan_for(std::size_t count)
+{
+  if (auto it = plans_.find(count); it != plans_.end()) {
+    return it->second;
+  }
+  cufftHandle plan{};
+  int n = p::N;
+  check_cufft(cufftPlanMany(&plan, 1, &n, nullptr, 1, p::N, nullptr, 1, p::N, CUFFT_C2C, int(count)), "cufftPlanMany");
+  plans_.emplace(count, plan);
+  return plan;
+}
+
+void cufft_chain::run(transport::link_format fmt, const gpu::batch_view& b, cudaStream_t stream)
+{
+  if (b.count == 0) {
+    return;
+  }
+  if (b.count > max_symbols_) {
+    throw std::invalid_argument("cufft_chain: batch larger than its work space");
+  }
+  const std::size_t samples = b.count * p::N;
+  const unsigned grid = unsigned((samples + 255) / 256);
+  switch (fmt) {
+  case transport::link_format::f32: unpack_kernel<transport::link_format::f32><<<grid, 256, 0, stream>>>(b, work_.data()); break;
+  case transport::link_format::half: unpack_kernel<transport::link_format::half><<<grid, 256, 0, stream>>>(b, work_.data()); break;
+  case transport::link_format::int8: unpack_kernel<transport::link_format::int8><<<grid, 256, 0, stream>>>(b, work_.data()); break;
+  }
+  WHD_CUDA_CHECK_LAUNCH();
+  const cufftHandle plan = plan_for(b.count);
+  check_cufft(cufftSetStream(plan, stream), "cufftSetStream");
+  auto* w = reinterpret_cast<cufftComplex*>(work_.data());
+  check_cufft(cufftExecC2C(plan, w, w, CUFFT_FORWARD), "cufftExecC2C");
+  demap_kernel<<<unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK), gpu::GROUP * SYMBOLS_PER_BLOCK, 0, stream>>>(b, work_.data());
+  WHD_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace whd::rx_bench

@@ -1,0 +1,502 @@
+#include <whd/rx_bench/pipeline_bench.hpp>
+
+#include "cufft_chain.hpp"
+#include "gpu_symbol_decoder.hpp"
+
+#include <whd/baseband/frame_locator.hpp>
+#include <whd/baseband/generator_files.hpp>
+#include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/receiver.hpp>
+#include <whd/transport/capture.hpp>
+#include <whd/transport/cuda.hpp>
+#include <whd/transport/link_pack.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace whd::rx_bench {
+
+namespace {
+
+namespace p = profile;
+namespace bb = baseband;
+namespace gpu = baseband::gpu;
+namespace tr = transport;
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
+
+std::string utc_now()
+{
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string cpu_model()
+{
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      return line.substr(line.find(':') + 2);
+    }
+  }
+  return "unknown";
+}
+
+/// Median, min and max of repeated timings.
+void summarise(std::vector<double> t, region_row& row)
+{
+  std::sort(t.begin(), t.end());
+  row.median_s = t[t.size() / 2];
+  row.min_s = t.front();
+  row.max_s = t.back();
+}
+
+/// Times `body` `repeats` times with events on `stream` (after one warm-up).
+template <typename F>
+std::vector<double> time_events(int repeats, cudaStream_t stream, F&& body)
+{
+  cuda::event a, b;
+  body();
+  WHD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> out;
+  for (int r = 0; r < repeats; ++r) {
+    a.record(stream);
+    body();
+    b.record(stream);
+    b.synchronize();
+    out.push_back(double(b.elapsed_ms_since(a)) * 1e-3);
+  }
+  return out;
+}
+
+/// Bit differences between two payloads (length differences count as 8 bits a byte).
+uint64_t bit_diff(const uint8_t* a, std::size_t na, const std::vector<uint8_t>& b)
+{
+  uint64_t n = 0;
+  const std::size_t m = std::min(na, b.size());
+  for (std::size_t i = 0; i < m; ++i) {
+    n += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
+  }
+  return n + 8 * (std::max(na, b.size()) - m);
+}
+
+/// Payload file written as the receiver delivers it.
+class file_sink final : public bb::payload_sink {
+public:
+  explicit file_sink(const std::string& path) : f_(std::fopen(path.c_str(), "wb"))
+  {
+    if (f_ == nullptr) {
+      throw std::runtime_error("cannot create " + path);
+    }
+  }
+  ~file_sink() override { close(); }
+  void write(std::span<const uint8_t> bytes) override
+  {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
+      throw std::runtime_error("payload write failed");
+    }
+  }
+  void close()
+  {
+    if (f_ != nullptr) {
+      std::fclose(f_);
+      f_ = nullptr;
+    }
+  }
+
+private:
+  std::FILE* f_;
+};
+
+std::vector<uint8_t> read_file(const std::string& path)
+{
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+/// Copy ceiling of one direction over 1 GiB: median GB/s.
+double copy_gbps(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s, double bytes_counted)
+{
+  const auto t = time_events(5, s, [&] { WHD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s)); });
+  std::vector<double> v = t;
+  std::sort(v.begin(), v.end());
+  return bytes_counted / v[v.size() / 2] / 1e9;
+}
+
+} // namespace
+
+pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const std::function<void(std::string_view)>& progress)
+{
+  pipeline_bench_result r;
+  if (cuda::device_count() == 0) {
+    throw std::runtime_error("whd-bench pipeline needs a GPU: " + cuda::no_device_reason());
+  }
+  WHD_CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop{};
+  WHD_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0;
+  WHD_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  r.device = prop.name;
+  r.driver = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+  r.date = utc_now();
+  r.commit = cfg.commit;
+  r.command = cfg.command;
+  r.cpu = cpu_model();
+  r.host_threads = std::max(1u, std::thread::hardware_concurrency());
+
+  // ---- the capture (generated once; delete the files to make it anew)
+  const std::string base = cfg.capture.string();
+  if (!std::filesystem::exists(base + ".sigmf-meta")) {
+    progress("generating " + std::to_string(cfg.nof_frames) + " x " + std::to_string(cfg.nd) + " 16-QAM symbols into " + base);
+    bb::capture_config cc;
+    cc.mods = {p::modulation::qam16};
+    cc.nds = {cfg.nd};
+    cc.nof_frames = cfg.nof_frames;
+    cc.seed = cfg.seed;
+    cc.impairments.snr_dB = cfg.snr_dB;
+    cc.impairments.cfo_Hz = cfg.cfo_Hz;
+    cc.impairments.nof_taps = cfg.taps;
+    cc.impairments.random_phase = true;
+    bb::output_config oc;
+    oc.base = cfg.capture;
+    oc.type = datatype::ci8;
+    oc.description = "whd-bench pipeline capture";
+    const auto t0 = steady::now();
+    bb::write_capture(cc, oc);
+    progress("generated in " + std::to_string(seconds_since(t0)) + " s");
+  }
+  const auto info = tr::open_capture(base + ".sigmf-meta");
+  tr::capture_reader reader(info);
+
+  // ---- frames, located once on the host
+  bb::rx_config rxc;
+  rxc.nof_threads = cfg.cpu_threads;
+  std::vector<bb::located_frame> frames;
+  {
+    const auto t0 = steady::now();
+    bb::frame_locator loc(rxc);
+    uint64_t pos = 0;
+    while (auto ev = loc.next(reader, pos)) {
+      pos = ev->resume;
+      if (ev->frame) {
+        frames.push_back(*ev->frame);
+      }
+    }
+    r.locate_s = seconds_since(t0);
+  }
+  std::vector<gpu::symbol_desc> desc_host;
+  std::vector<uint64_t> window_start;
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    for (uint32_t k = 0; k < frames[f].info.symbols; ++k) {
+      const uint64_t m = p::FIRST_DATA_SYMBOL + k;
+      desc_host.push_back({uint32_t(f), uint32_t(m)});
+      window_start.push_back(bb::fft_window(frames[f].sync, m));
+    }
+  }
+  const std::size_t count = desc_host.size();
+  r.data_symbols = count;
+  progress(std::to_string(frames.size()) + " frames, " + std::to_string(count) + " data symbols located in " + std::to_string(r.locate_s) + " s");
+  if (count == 0) {
+    throw std::runtime_error("the benchmark capture holds no decodable symbol");
+  }
+
+  // ---- the CPU backend's payload: the reference bits (and its end-to-end time)
+  std::vector<uint8_t> ref;
+  {
+    const auto t0 = steady::now();
+    auto cpu = bb::make_cpu_receiver(rxc);
+    bb::memory_sink sink;
+    cpu->run(reader, sink);
+    ref = sink.bytes();
+    region_row row{"end-to-end (capture in page cache)", "whd cpu (liquid-dsp)", "-", count};
+    summarise({seconds_since(t0)}, row);
+    r.rows.push_back(row);
+    progress("CPU backend: " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
+  }
+
+  cuda::stream main_stream;
+  // ---- copy ceilings
+  {
+    const std::size_t bytes = std::size_t(1) << 30;
+    cuda::pinned_buffer<std::byte> h(bytes);
+    std::fill(h.begin(), h.end(), std::byte{1});
+    cuda::device_buffer<std::byte> d(bytes), d2(bytes);
+    r.h2d_gbps = copy_gbps(d.data(), h.data(), bytes, cudaMemcpyHostToDevice, main_stream.get(), double(bytes));
+    r.d2h_gbps = copy_gbps(h.data(), d.data(), bytes, cudaMemcpyDeviceToHost, main_stream.get(), double(bytes));
+    r.d2d_gbps = copy_gbps(d2.data(), d.data(), bytes, cudaMemcpyDeviceToDevice, main_stream.get(), 2.0 * double(bytes));
+    progress("ceilings: H2D " + std::to_string(r.h2d_gbps) + " GB/s, D2H " + std::to_string(r.d2h_gbps) + " GB/s, D2D " +
+             std::to_string(r.d2d_gbps) + " GB/s");
+  }
+
+  // Frame parameters for every frame (small), on the device once.
+  std::vector<gpu::frame_params> fp_host(frames.size());
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    fp_host[f] = gpu::make_frame_params(frames[f]);
+  }
+  cuda::device_buffer<gpu::frame_params> d_frames(fp_host.size());
+  WHD_CUDA_CHECK(cudaMemcpy(d_frames.data(), fp_host.data(), fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
+  cuda::pinned_buffer<gpu::symbol_desc> h_desc(count);
+  std::copy(desc_host.begin(), desc_host.end(), h_desc.begin());
+  cuda::device_buffer<gpu::symbol_desc> d_desc(count);
+  WHD_CUDA_CHECK(cudaMemcpy(d_desc.data(), h_desc.data(), count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice));
+  cuda::pinned_buffer<uint8_t> h_out(count * gpu::OUT_STRIDE);
+  cuda::device_buffer<uint8_t> d_out(count * gpu::OUT_STRIDE);
+
+  const std::size_t per_batch = std::min(cfg.symbols_per_batch, count);
+  const int nof_streams = std::max(cfg.nof_streams, 1);
+
+  for (auto fmt : {tr::link_format::int8, tr::link_format::half, tr::link_format::f32}) {
+    const std::string link(tr::to_string(fmt));
+    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt);
+    // ---- pack every window into pinned memory (the pipeline region starts here)
+    cuda::pinned_buffer<std::byte> h_samples(count * bpw);
+    cuda::pinned_buffer<float> h_scales(count);
+    {
+      const auto t0 = steady::now();
+      const unsigned nt = r.host_threads;
+      std::vector<std::jthread> threads;
+      for (unsigned t = 0; t < nt; ++t) {
+        threads.emplace_back([&, t] {
+          constexpr std::size_t RUN = 256; // windows read with one pread
+          std::vector<std::byte> raw;
+          std::vector<uint64_t> starts;
+          const std::size_t lo = count * t / nt, hi = count * (t + 1) / nt;
+          for (std::size_t k = lo; k < hi;) {
+            std::size_t e = std::min(hi, k + RUN);
+            while (e > k + 1 && desc_host[e - 1].frame != desc_host[k].frame) {
+              --e;
+            }
+            const uint64_t first = window_start[k];
+            const std::size_t span = std::size_t(window_start[e - 1] - first) + p::N;
+            raw.resize(span * bytes_per_sample(info.type));
+            reader.read_raw(first, raw);
+            starts.resize(e - k);
+            for (std::size_t i = k; i < e; ++i) {
+              starts[i - k] = window_start[i] - first;
+            }
+            tr::pack_windows(info.type, raw, starts, p::N, fmt, std::span<std::byte>(h_samples.data() + k * bpw, (e - k) * bpw),
+                             std::span<float>(h_scales.data() + k, e - k));
+            k = e;
+          }
+        });
+      }
+      threads.clear();
+      r.pack_ns_per_symbol.emplace_back(link, seconds_since(t0) * 1e9 / double(count));
+    }
+    const double link_bytes = double(count) * (double(bpw) + sizeof(float) + sizeof(gpu::symbol_desc));
+
+    // ---- (a) device-resident
+    {
+      cuda::device_buffer<std::byte> d_samples(count * bpw);
+      cuda::device_buffer<float> d_scales(count);
+      WHD_CUDA_CHECK(cudaMemcpy(d_samples.data(), h_samples.data(), count * bpw, cudaMemcpyHostToDevice));
+      WHD_CUDA_CHECK(cudaMemcpy(d_scales.data(), h_scales.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+      const gpu::batch_view all{d_samples.data(), d_scales.data(), d_desc.data(), d_frames.data(), d_out.data(), count};
+      auto batched = [&](auto&& launch) {
+        for (std::size_t k = 0; k < count; k += per_batch) {
+          const std::size_t n = std::min(per_batch, count - k);
+          const gpu::batch_view b{d_samples.data() + k * bpw, d_scales.data() + k, d_desc.data() + k, d_frames.data(),
+                                  d_out.data() + k * gpu::OUT_STRIDE, n};
+          launch(b);
+        }
+      };
+      WHD_CUDA_CHECK(cudaMemset(d_out.data(), 0xA5, d_out.size_bytes()));
+      region_row ours{"device-resident", "whd fused", link, count};
+      summarise(time_events(cfg.repeats, main_stream.get(), [&] { gpu::launch_decode(fmt, all, main_stream.get()); }), ours);
+      WHD_CUDA_CHECK(cudaMemcpy(h_out.data(), d_out.data(), count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost));
+      r.bit_differences.emplace_back("device-resident whd fused " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
+      r.rows.push_back(ours);
+
+      cufft_chain chain(per_batch);
+      WHD_CUDA_CHECK(cudaMemset(d_out.data(), 0xA5, d_out.size_bytes()));
+      region_row base_row{"device-resident", "cufft chain", link, count};
+      summarise(time_events(cfg.repeats, main_stream.get(), [&] { batched([&](const gpu::batch_view& b) { chain.run(fmt, b, main_stream.get()); }); }),
+                base_row);
+      WHD_CUDA_CHECK(cudaMemcpy(h_out.data(), d_out.data(), count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost));
+      r.bit_differences.emplace_back("device-resident cufft chain " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
+      r.rows.push_back(base_row);
+      progress("device-resident " + link + ": ours " + std::to_string(ours.ns_per_symbol()) + " ns/symbol, cuFFT chain " +
+               std::to_string(base_row.ns_per_symbol()));
+    }
+
+    // ---- (b) pipeline: pinned host -> device -> bits -> pinned host, batches over streams
+    {
+      struct lane {
+        cuda::stream s;
+        cuda::device_buffer<std::byte> samples;
+        cuda::device_buffer<float> scales;
+        cuda::device_buffer<gpu::symbol_desc> desc;
+        cuda::device_buffer<uint8_t> out;
+        std::unique_ptr<cufft_chain> chain;
+      };
+      std::vector<std::unique_ptr<lane>> lanes;
+      for (int i = 0; i < nof_streams; ++i) {
+        auto l = std::make_unique<lane>();
+        l->samples = cuda::device_buffer<std::byte>(per_batch * bpw);
+        l->scales = cuda::device_buffer<float>(per_batch);
+        l->desc = cuda::device_buffer<gpu::symbol_desc>(per_batch);
+        l->out = cuda::device_buffer<uint8_t>(per_batch * gpu::OUT_STRIDE);
+        l->chain = std::make_unique<cufft_chain>(per_batch);
+        lanes.push_back(std::move(l));
+      }
+      for (int engine = 0; engine < 2; ++engine) {
+        auto pass = [&] {
+          std::size_t i = 0;
+          for (std::size_t k = 0; k < count; k += per_batch, ++i) {
+            lane& l = *lanes[i % lanes.size()];
+            const std::size_t n = std::min(per_batch, count - k);
+            cudaStream_t st = l.s.get();
+            WHD_CUDA_CHECK(cudaMemcpyAsync(l.samples.data(), h_samples.data() + k * bpw, n * bpw, cudaMemcpyHostToDevice, st));
+            WHD_CUDA_CHECK(cudaMemcpyAsync(l.scales.data(), h_scales.data() + k, n * sizeof(float), cudaMemcpyHostToDevice, st));
+            WHD_CUDA_CHECK(cudaMemcpyAsync(l.desc.data(), h_desc.data() + k, n * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
+            const gpu::batch_view b{l.samples.data(), l.scales.data(), l.desc.data(), d_frames.data(), l.out.data(), n};
+            if (engine == 0) {
+              gpu::launch_decode(fmt, b, st);
+            } else {
+              l.chain->run(fmt, b, st);
+            }
+            WHD_CUDA_CHECK(cudaMemcpyAsync(h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+          }
+          WHD_CUDA_CHECK(cudaDeviceSynchronize());
+        };
+        pass(); // warm-up (plans, first touch)
+        std::fill(h_out.begin(), h_out.end(), uint8_t(0xA5));
+        std::vector<double> t;
+        for (int rep = 0; rep < cfg.repeats; ++rep) {
+          const auto t0 = steady::now();
+          pass();
+          t.push_back(seconds_since(t0));
+        }
+        region_row row{"pipeline (pinned host to host)", engine == 0 ? "whd fused" : "cufft chain", link, count};
+        summarise(t, row);
+        row.link_bytes = link_bytes;
+        r.bit_differences.emplace_back("pipeline " + row.engine + " " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
+        r.rows.push_back(row);
+        progress("pipeline " + link + " " + row.engine + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol, link " +
+                 std::to_string(link_bytes / row.median_s / 1e9) + " GB/s");
+      }
+    }
+  }
+
+  // ---- (c) end-to-end: capture file (page cache) to payload file, the whole whd-rx chain
+  if (cfg.end_to_end) {
+    const std::string out_path = base + ".payload";
+    for (auto fmt : {tr::link_format::int8, tr::link_format::half}) {
+      std::vector<double> t;
+      uint64_t diff = 0;
+      for (int rep = 0; rep < std::min(cfg.repeats, 3); ++rep) {
+        const auto t0 = steady::now();
+        const auto info2 = tr::open_capture(base + ".sigmf-meta");
+        tr::capture_reader rd(info2);
+        bb::gpu_config g;
+        g.link = fmt;
+        g.symbols_per_batch = cfg.symbols_per_batch;
+        g.nof_streams = nof_streams;
+        auto rx = bb::make_gpu_receiver(rxc, g);
+        file_sink sink(out_path);
+        rx->run(rd, sink);
+        sink.close();
+        t.push_back(seconds_since(t0));
+        if (rep == 0) {
+          const auto got = read_file(out_path);
+          diff = bit_diff(got.data(), got.size(), ref);
+        }
+      }
+      region_row row{"end-to-end (capture in page cache)", "whd gpu", std::string(tr::to_string(fmt)), count};
+      summarise(t, row);
+      row.link_bytes = double(count) * double(p::N * tr::link_bytes_per_sample(fmt));
+      r.rows.push_back(row);
+      r.bit_differences.emplace_back("end-to-end whd gpu " + row.link, diff);
+      progress("end-to-end gpu " + row.link + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
+    }
+    std::filesystem::remove(out_path);
+  }
+  return r;
+}
+
+std::string to_json(const pipeline_bench_result& r)
+{
+  nlohmann::json j;
+  j["device"] = r.device;
+  j["driver"] = r.driver;
+  j["date"] = r.date;
+  j["commit"] = r.commit;
+  j["command"] = r.command;
+  j["cpu"] = r.cpu;
+  j["host_threads"] = r.host_threads;
+  j["data_symbols"] = r.data_symbols;
+  j["locate_s"] = r.locate_s;
+  j["ceilings_gbps"] = {{"h2d", r.h2d_gbps}, {"d2h", r.d2h_gbps}, {"d2d_read_plus_write", r.d2d_gbps}};
+  for (const auto& [link, ns] : r.pack_ns_per_symbol) {
+    j["host_pack_ns_per_symbol"][link] = ns;
+  }
+  for (const auto& row : r.rows) {
+    const double ns = row.ns_per_symbol();
+    nlohmann::json o{{"region", row.region},     {"engine", row.engine},          {"link", row.link},
+                     {"symbols", row.symbols},   {"median_s", row.median_s},      {"min_s", row.min_s},
+                     {"max_s", row.max_s},       {"ns_per_symbol", ns},           {"x_realtime", p::SYMBOL_PERIOD_NS / ns},
+                     {"raw_gbps", double(p::bits_per_symbol(p::modulation::qam16)) / ns}};
+    if (row.link_bytes > 0.0) {
+      o["link_gbps"] = row.link_bytes / row.median_s / 1e9;
+      o["pct_of_h2d_ceiling"] = 100.0 * row.link_bytes / row.median_s / 1e9 / r.h2d_gbps;
+    }
+    j["rows"].push_back(o);
+  }
+  for (const auto& [what, n] : r.bit_differences) {
+    j["bit_differences_vs_cpu"][what] = n;
+  }
+  return j.dump(2);
+}
+
+std::string to_markdown(const pipeline_bench_result& r)
+{
+  std::ostringstream o;
+  char buf[512];
+  o << "# whd-bench pipeline\n\n";
+  o << "- device: " << r.device << ", driver " << r.driver << "\n- host: " << r.cpu << ", " << r.host_threads << " threads\n";
+  o << "- date: " << r.date << "\n- commit: " << r.commit << "\n- command: `" << r.command << "`\n";
+  o << "- capture: 16-QAM, " << r.data_symbols << " data symbols (ci8 SigMF); frames located on the host in " << r.locate_s << " s\n";
+  std::snprintf(buf, sizeof buf, "- ceilings measured in this run: H2D %.2f GB/s, D2H %.2f GB/s, D2D %.1f GB/s (read + write)\n", r.h2d_gbps,
+                r.d2h_gbps, r.d2d_gbps);
+  o << buf;
+  o << "- host packing (all threads):";
+  for (const auto& [link, ns] : r.pack_ns_per_symbol) {
+    std::snprintf(buf, sizeof buf, " %s %.2f ns/symbol;", link.c_str(), ns);
+    o << buf;
+  }
+  o << "\n\nMedian of repeats; spread = min..max. x real time = 226.95 ns / (ns per symbol); raw Gbps = 1344 bits per symbol.\n\n";
+  o << "| region | engine | link | ns/symbol | spread | x real time | raw Gbps | link GB/s | % of H2D ceiling |\n";
+  o << "|---|---|---|---:|---|---:|---:|---:|---:|\n";
+  for (const auto& row : r.rows) {
+    const double ns = row.ns_per_symbol();
+    const double spread_lo = row.min_s * 1e9 / double(row.symbols), spread_hi = row.max_s * 1e9 / double(row.symbols);
+    std::string link_cols = "| - | - |";
+    if (row.link_bytes > 0.0) {
+      const double g = row.link_bytes / row.median_s / 1e9;
+      std::snprintf(buf, sizeof buf, "| %.2f | %.1f |", g, 100.0 * g / r.h2d_gbps);
+      link_cols = buf;
+    }
+    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %.3f..%.3f | %.2f | %.2f %s\n", row.region.c_str(), row.engine.c_str(),
+                  row.link.c_str(), ns, spread_lo, spread_hi, p::SYMBOL_PERIOD_NS / ns, 1344.0 / ns, link_cols.c_str());
+    o << buf;
+  }
+  o << "\nBit differences against the CPU backend's payload (same capture):\n\n";
+  for (const auto& [what, n] : r.bit_differences) {
+    o << "- " << what << ": " << n << "\n";
+  }
+  return o.str();
+}
+
+} // namespace whd::rx_bench

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One round of the receive chain on a GPU machine: GPU tests, compute-sanitizer
+# memcheck and racecheck, whd-rx --backend gpu on every conformance capture, and
+# whd-bench pipeline. Logs go to $OUT (or ./out-rx); a short table is printed last.
+# Usage (device `carry: ["dist"]`): scripts/rx_device_round.sh dist [pipeline options...]
+set -uo pipefail
+dist=${1:-dist}
+shift || true
+out=${OUT:-out-rx}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export WHD_VECTORS_DIR=$dist/vectors
+export PATH=$PATH:/usr/local/cuda/bin
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+{ nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE; } >"$out/smi.txt" 2>&1
+echo "== gpu tests"
+for t in baseband_gpu_tests fft_gpu_tests; do
+  [[ -x $dist/bin/$t ]] || continue
+  timeout 240 "$dist/bin/$t" >"$out/$t.log" 2>&1
+  echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/$t.log" | tr '\n' ' ')"
+done
+echo "== sanitizers (baseband_gpu_tests)"
+for tool in memcheck racecheck; do
+  timeout 240 "$san" --tool "$tool" --error-exitcode 3 "$dist/bin/baseband_gpu_tests" >"$out/sanitizer-$tool.log" 2>&1
+  echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
+done
+echo "== whd-rx --backend gpu on the conformance captures"
+for meta in "$dist"/vectors/*.sigmf-meta; do
+  name=$(basename "$meta" .sigmf-meta)
+  "$dist/bin/whd-rx" "$meta" --backend gpu -q --truth "$dist/vectors/$name.truth" --report "$out/rx-$name.json" -o /dev/null
+  echo "$name rc=$? $(python3 -c "import json;r=json.load(open('$out/rx-$name.json'));print(len(r['frames']),'frames',len(r['header_failures']),'header failures',r['truth']['bit_errors'],'bit errors')")"
+done
+echo "== whd-bench pipeline"
+timeout 540 "$dist/bin/whd-bench" pipeline --json "$out/pipeline.json" --markdown "$out/pipeline.md" "$@" >"$out/pipeline.log" 2>&1
+echo "pipeline rc=$?"
+tail -5 "$out/pipeline.log"
+cat "$out/pipeline.md" 2>/dev/null
