@@ -109,12 +109,12 @@ std::optional<frame_sync> synchronize(const transport::sample_source& src, const
 {
   constexpr int SEARCH = 2 * p::G; // lags searched either side of coarse + G
   const auto& x = preamble_body();
-  // Window: lags tau in [coarse + G - SEARCH, coarse + G + SEARCH], each needing N samples.
-  if (d.coarse + p::G < uint64_t(SEARCH)) {
-    return std::nullopt;
-  }
-  const uint64_t first = d.coarse + p::G - SEARCH;
-  const std::size_t nof_lags = 2 * SEARCH + 1;
+  // Window: lags tau in [coarse + G - SEARCH, coarse + G + SEARCH], each needing N
+  // samples, clipped at the capture's first sample: a frame at sample 0 has its
+  // detection plateau at coarse = 0..G, and must be searched, not skipped.
+  const uint64_t centre = d.coarse + p::G;
+  const uint64_t first = centre > uint64_t(SEARCH) ? centre - uint64_t(SEARCH) : 0;
+  const auto nof_lags = std::size_t(centre + uint64_t(SEARCH) - first) + 1;
   std::vector<cf32> r(nof_lags + p::N - 1);
   if (src.read(first, r) != r.size()) {
     return std::nullopt;
@@ -181,6 +181,9 @@ std::optional<frame_sync> synchronize(const transport::sample_source& src, const
   }
   frame_sync s;
   const uint64_t body0 = first + first_path; // first path's preamble-0 body
+  if (body0 < uint64_t(std::max(p::G, cfg.timing_backoff))) {
+    return std::nullopt; // the capture starts inside the first guard: not a whole preamble
+  }
   s.start = body0 - p::G;
   s.fft0 = body0 - uint64_t(cfg.timing_backoff);
   // Fine CFO over the two FFT windows.
