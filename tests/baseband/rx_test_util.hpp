@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -88,15 +87,6 @@ struct bit_count {
   double ber() const { return bits ? double(errors) / double(bits) : 0.0; }
 };
 
-inline uint64_t count_bit_errors(std::span<const uint8_t> a, std::span<const uint8_t> b)
-{
-  uint64_t n = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    n += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
-  }
-  return n;
-}
-
 /// Whole data symbols of a listed frame inside the capture, from the plan alone.
 inline uint32_t symbols_present(const whd::baseband::frame_record& r)
 {
@@ -115,9 +105,11 @@ inline uint32_t symbols_present(const whd::baseband::frame_record& r)
 ///   transmitted start (a multipath channel delays the energy by a few samples);
 ///   symbols, truncation, payload offset and size as the plan implies;
 /// - exactly the listed corrupted headers are reported as failures;
-/// - the payload written is the truth of the symbols present, compared bit by bit.
-/// Failures are reported under `what`. The returned count holds the bit errors over
-/// the payload bytes compared (all of them when the sizes agree).
+/// - each frame's payload is the truth of its symbols present, bit by bit.
+/// Reported frames are matched to transmitted ones by start, so a missed or an
+/// extra frame is named as such and the others are still compared. Failures are
+/// reported under `what`. The returned count holds the bit errors of the matched
+/// frames (all of them when the receiver found exactly the frames sent).
 inline bit_count check_against_plan(const whd::baseband::capture_plan& plan, std::span<const uint8_t> truth,
                                     const rx_output& out, const std::string& what, int64_t max_early = 2,
                                     int64_t max_late = 4)
@@ -125,74 +117,91 @@ inline bit_count check_against_plan(const whd::baseband::capture_plan& plan, std
   namespace p = whd::profile;
   const auto& res = out.result;
   EXPECT_EQ(res.nof_samples, plan.nof_samples) << what;
-  std::vector<uint8_t> expected;
-  std::size_t truth_pos = 0, accepted = 0, failed = 0;
+  auto near = [&](uint64_t located, uint64_t sent) {
+    return int64_t(located) >= int64_t(sent) - max_early && int64_t(located) <= int64_t(sent) + max_late;
+  };
+  bit_count count;
+  std::size_t truth_pos = 0, next_frame = 0, next_failure = 0;
+  uint64_t expected_bytes = 0;
   for (const auto& r : plan.frames) {
     const std::string at = what + ", frame " + std::to_string(r.index) + " sent at " + std::to_string(r.start);
     if (!r.header_ok) {
-      if (failed < res.header_failures.size()) {
-        const auto& hf = res.header_failures[failed];
-        EXPECT_GE(int64_t(hf.start), int64_t(r.start) - max_early) << at;
-        EXPECT_LE(int64_t(hf.start), int64_t(r.start) + max_late) << at;
+      while (next_failure < res.header_failures.size() && !near(res.header_failures[next_failure].start, r.start) &&
+             res.header_failures[next_failure].start < r.start) {
+        ADD_FAILURE() << what << ": a header failure reported at " << res.header_failures[next_failure].start
+                      << " where no corrupted header was sent";
+        ++next_failure;
+      }
+      if (next_failure < res.header_failures.size() && near(res.header_failures[next_failure].start, r.start)) {
+        ++next_failure;
       } else {
         ADD_FAILURE() << at << ": its corrupted header is not reported";
       }
-      ++failed;
       continue;
     }
     const auto bps = std::size_t(p::bytes_per_symbol(r.mod));
     const uint32_t present = symbols_present(r);
     if (truth_pos + std::size_t(r.nd) * bps > truth.size()) {
       ADD_FAILURE() << at << ": the truth is shorter than the plan's frames";
-      return {};
+      return count;
     }
-    expected.insert(expected.end(), truth.begin() + std::ptrdiff_t(truth_pos),
-                    truth.begin() + std::ptrdiff_t(truth_pos + present * bps));
+    const auto frame_truth = truth.subspan(truth_pos, present * bps);
     truth_pos += std::size_t(r.nd) * bps;
-    if (accepted >= res.frames.size()) {
-      ADD_FAILURE() << at << ": not found";
-      ++accepted;
+    expected_bytes += present * bps;
+    while (next_frame < res.frames.size() && !near(res.frames[next_frame].start, r.start) &&
+           res.frames[next_frame].start < r.start) {
+      const auto& x = res.frames[next_frame];
+      ADD_FAILURE() << what << ": a frame reported at " << x.start << " (" << p::to_string(x.mod) << ", nd " << x.nd
+                    << ", seq " << int(x.seq) << ") where none was sent";
+      ++next_frame;
+    }
+    if (next_frame >= res.frames.size() || !near(res.frames[next_frame].start, r.start)) {
+      ADD_FAILURE() << at << " (" << p::to_string(r.mod) << ", nd " << r.nd << ", seq " << int(r.seq)
+                    << "): not found";
       continue;
     }
-    const auto& f = res.frames[accepted];
-    EXPECT_GE(int64_t(f.start), int64_t(r.start) - max_early) << at << ": located at " << f.start;
-    EXPECT_LE(int64_t(f.start), int64_t(r.start) + max_late) << at << ": located at " << f.start;
+    const auto& f = res.frames[next_frame++];
     EXPECT_EQ(f.mod, r.mod) << at;
     EXPECT_EQ(f.nd, r.nd) << at;
     EXPECT_EQ(f.seq, r.seq) << at;
     EXPECT_EQ(f.symbols, present) << at;
     EXPECT_EQ(f.truncated, present < r.nd) << at;
     EXPECT_EQ(f.payload_bytes, uint64_t(f.symbols) * bps) << at;
-    ++accepted;
+    if (f.mod != r.mod || f.payload_offset + f.payload_bytes > out.payload.size()) {
+      ADD_FAILURE() << at << ": its payload cannot be compared";
+      continue;
+    }
+    // Bit errors, each assigned to its data tone: within a symbol, bit j (MSB
+    // first) rides on tone j / B (§4).
+    const auto got = std::span(out.payload).subspan(f.payload_offset, std::min<std::size_t>(f.payload_bytes, frame_truth.size()));
+    count.bits += uint64_t(got.size()) * 8;
+    const auto bits_per_tone = std::size_t(p::bits_per_tone(f.mod));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const unsigned x = unsigned(got[i] ^ frame_truth[i]);
+      for (unsigned b = 0; b < 8; ++b) {
+        if (x & (0x80u >> b)) {
+          ++count.errors;
+          ++count.per_tone[(i % bps * 8 + b) / bits_per_tone];
+        }
+      }
+    }
+  }
+  for (; next_frame < res.frames.size(); ++next_frame) {
+    ADD_FAILURE() << what << ": a frame reported at " << res.frames[next_frame].start << " where none was sent";
+  }
+  for (; next_failure < res.header_failures.size(); ++next_failure) {
+    ADD_FAILURE() << what << ": a header failure reported at " << res.header_failures[next_failure].start
+                  << " where no corrupted header was sent";
   }
   EXPECT_EQ(truth_pos, truth.size()) << what << ": the truth holds more than the plan's frames";
-  EXPECT_EQ(res.frames.size(), accepted) << what << ": frames reported / frames sent with intact headers";
-  EXPECT_EQ(res.header_failures.size(), failed) << what << ": header failures reported / corrupted headers sent";
   uint64_t offset = 0;
   for (const auto& f : res.frames) {
     EXPECT_EQ(f.payload_offset, offset) << what << ": frame at " << f.start;
     offset += f.payload_bytes;
   }
   EXPECT_EQ(res.payload_bytes, offset) << what;
-  EXPECT_EQ(out.payload.size(), expected.size()) << what << ": payload bytes written / bytes of the frames present";
-  // Bit errors, each assigned to its data tone: within a symbol, bit j (MSB first)
-  // rides on tone j / B (§4). Counted frame by frame as the receiver wrote them.
-  bit_count count;
-  const std::size_t n = std::min(out.payload.size(), expected.size());
-  count.errors = count_bit_errors(std::span(out.payload).first(n), std::span(expected).first(n));
-  count.bits = uint64_t(n) * 8;
-  for (const auto& f : res.frames) {
-    const auto bps = uint64_t(p::bytes_per_symbol(f.mod));
-    const auto bits_per_tone = uint64_t(p::bits_per_tone(f.mod));
-    for (uint64_t i = f.payload_offset; i < std::min<uint64_t>(f.payload_offset + f.payload_bytes, n); ++i) {
-      const unsigned x = unsigned(out.payload[i] ^ expected[i]);
-      for (unsigned b = 0; b < 8; ++b) {
-        if (x & (0x80u >> b)) {
-          ++count.per_tone[((i - f.payload_offset) % bps * 8 + b) / bits_per_tone];
-        }
-      }
-    }
-  }
+  EXPECT_EQ(out.payload.size(), offset) << what << ": payload bytes written / bytes the frames report";
+  EXPECT_EQ(out.payload.size(), expected_bytes) << what << ": payload bytes written / bytes of the frames sent";
   return count;
 }
 

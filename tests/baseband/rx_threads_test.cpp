@@ -1,0 +1,110 @@
+// The CPU receiver's result does not depend on its thread count (receiver.hpp:
+// "the result is identical for any thread count"): on a capture of many frames,
+// long ones split over threads and short ones not, corrupted headers and a frame
+// cut off at the end, every thread count and batch size gives the same frames,
+// the same header failures and the same payload bytes, and those are the
+// generator's.
+#include <whd/baseband/generator.hpp>
+#include <whd/baseband/receiver.hpp>
+#include <whd/transport/capture.hpp>
+
+#include "rx_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <iostream>
+#include <string>
+
+namespace {
+
+namespace bb = whd::baseband;
+namespace p = whd::profile;
+
+void expect_identical(const whd::test::rx_output& a, const whd::test::rx_output& b, const std::string& what)
+{
+  const auto& x = a.result;
+  const auto& y = b.result;
+  EXPECT_EQ(x.nof_samples, y.nof_samples) << what;
+  EXPECT_EQ(x.data_symbols, y.data_symbols) << what;
+  EXPECT_EQ(x.payload_bytes, y.payload_bytes) << what;
+  ASSERT_EQ(x.frames.size(), y.frames.size()) << what;
+  for (std::size_t i = 0; i < x.frames.size(); ++i) {
+    const auto &f = x.frames[i], &g = y.frames[i];
+    const std::string at = what + ", frame " + std::to_string(i);
+    EXPECT_EQ(f.start, g.start) << at;
+    EXPECT_EQ(f.mod, g.mod) << at;
+    EXPECT_EQ(f.nd, g.nd) << at;
+    EXPECT_EQ(f.seq, g.seq) << at;
+    EXPECT_EQ(f.symbols, g.symbols) << at;
+    EXPECT_EQ(f.truncated, g.truncated) << at;
+    EXPECT_EQ(f.cfo_Hz, g.cfo_Hz) << at; // exactly: the same arithmetic in the same order
+    EXPECT_EQ(f.snr_dB, g.snr_dB) << at;
+    EXPECT_EQ(f.payload_offset, g.payload_offset) << at;
+    EXPECT_EQ(f.payload_bytes, g.payload_bytes) << at;
+  }
+  ASSERT_EQ(x.header_failures.size(), y.header_failures.size()) << what;
+  for (std::size_t i = 0; i < x.header_failures.size(); ++i) {
+    EXPECT_EQ(x.header_failures[i].start, y.header_failures[i].start) << what;
+    EXPECT_EQ(x.header_failures[i].reason, y.header_failures[i].reason) << what;
+  }
+  ASSERT_EQ(a.payload.size(), b.payload.size()) << what;
+  std::size_t differ = 0, first = a.payload.size();
+  for (std::size_t i = 0; i < a.payload.size(); ++i) {
+    if (a.payload[i] != b.payload[i]) {
+      first = std::min(first, i);
+      ++differ;
+    }
+  }
+  EXPECT_EQ(differ, 0u) << what << ": payload bytes differ, the first at " << first;
+}
+
+TEST(rx_threads, one_and_many_threads_give_identical_results)
+{
+  bb::capture_config cfg;
+  cfg.mods = {p::modulation::qam16, p::modulation::qpsk, p::modulation::qam16};
+  // Frames of 1 to 300 data symbols: a thread takes 64 symbols or more, so these
+  // run on 1 to 5 threads; 64 and 65 sit on the boundary.
+  cfg.nds = {1, 70, 300, 130, 3, 64, 65, 129, 7};
+  cfg.nof_frames = 40;
+  cfg.corrupt_header_frames = {5, 17};
+  cfg.lead_samples = 1234;
+  cfg.gap_samples = 321;
+  // The last frame (nd 130) keeps 29 whole data symbols: 133 symbols less 100 and a bit.
+  cfg.cut_samples = 321 + 100 * p::SYMBOL_LEN + 100;
+  cfg.seed = 4242;
+  // Noise, CFO and a channel, so that decisions near the boundaries exist and any
+  // order-dependent arithmetic would show.
+  cfg.impairments.snr_dB = 22.0;
+  cfg.impairments.cfo_Hz = -1.7e6;
+  cfg.impairments.nof_taps = 4;
+  cfg.impairments.random_phase = true;
+  std::cout << "seed " << cfg.seed << "\n";
+  bb::memory_capture cap;
+  const auto plan = bb::generate_capture(cfg, cap);
+  ASSERT_EQ(plan.frames.size(), 40u);
+  ASSERT_EQ(whd::test::symbols_present(plan.frames.back()), 29u) << "the last frame is cut";
+  const whd::transport::memory_source src(cap.samples());
+
+  bb::rx_config rc;
+  rc.nof_threads = 1;
+  const auto reference = whd::test::run_cpu_receiver(src, rc);
+  // The reference is the generator's capture: every frame, both failures, the cut.
+  const auto errors = whd::test::check_against_plan(plan, cap.truth(), reference, "1 thread", 1, 4);
+  std::cout << "1 thread: " << reference.result.frames.size() << " frames, " << reference.result.data_symbols
+            << " data symbols, " << errors.errors << " bit errors in " << errors.bits << " bits\n";
+  EXPECT_EQ(reference.result.frames.size(), 38u);
+  EXPECT_EQ(reference.result.header_failures.size(), 2u);
+  EXPECT_LT(errors.ber(), 1e-2) << "a capture the receiver decodes";
+
+  for (unsigned threads : {2u, 3u, 5u, 8u}) {
+    for (std::size_t batch : {std::size_t(4096), std::size_t(100), std::size_t(1)}) {
+      rc.nof_threads = threads;
+      rc.symbols_per_batch = batch;
+      expect_identical(reference, whd::test::run_cpu_receiver(src, rc),
+                       std::to_string(threads) + " threads, batches of " + std::to_string(batch));
+    }
+  }
+}
+
+} // namespace
