@@ -20,6 +20,9 @@ struct subcommand {
 constexpr subcommand SUBCOMMANDS[] = {
     {"fft", "512-point FFT: ours vs cuFFT, copy ceiling, --tune", whd::bench_app::run_fft},
     {"pipeline", "GPU chain regions (device, pinned host, file) vs a cuFFT chain", whd::bench_app::run_pipeline},
+    {"cpu", "CPU backend (all threads, one) vs the plain liquid-dsp chain", whd::bench_app::run_cpu},
+    {"ber", "BER vs Eb/N0 (AWGN) per backend and link packing, against theory", whd::bench_app::run_ber},
+    {"compare", "one capture through every backend and link: bits agree, speed-ups", whd::bench_app::run_compare},
 };
 
 void usage(std::FILE* to)

@@ -19,4 +19,13 @@ int run_fft(const std::vector<std::string>& args, const std::string& command);
 /// `whd-bench pipeline ...`: the GPU chain's regions against a cuFFT-based chain.
 int run_pipeline(const std::vector<std::string>& args, const std::string& command);
 
+/// `whd-bench cpu ...`: the CPU backend against the plain liquid-dsp chain.
+int run_cpu(const std::vector<std::string>& args, const std::string& command);
+
+/// `whd-bench ber ...`: BER vs Eb/N0 per backend and link packing, against theory.
+int run_ber(const std::vector<std::string>& args, const std::string& command);
+
+/// `whd-bench compare CAPTURE ...`: one capture through every backend; bits and speed-ups.
+int run_compare(const std::vector<std::string>& args, const std::string& command);
+
 } // namespace whd::bench_app

@@ -1,0 +1,154 @@
+/// @file ber_command.cpp
+/// `whd-bench ber`: options -> ber_bench_config -> run -> table, JSON, log.
+#include "subcommands.hpp"
+
+#include "bench_output.hpp"
+
+#include <whd/rx_bench/ber_bench.hpp>
+
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+namespace whd::bench_app {
+
+namespace {
+
+/// "a:b:step" (inclusive) or a list "a,b,c" of Eb/N0 values [dB].
+std::vector<double> parse_grid(const std::string& s, const std::string& option)
+{
+  auto number = [&](const std::string& t) {
+    std::size_t used = 0;
+    double v = 0.0;
+    try {
+      v = std::stod(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != t.size() || !std::isfinite(v)) {
+      throw std::invalid_argument(option + ": '" + t + "' is not a number (give a:b:step or a list a,b,c)");
+    }
+    return v;
+  };
+  std::vector<double> out;
+  if (s.find(':') != std::string::npos) {
+    std::stringstream in(s);
+    std::string a, b, st;
+    if (!std::getline(in, a, ':') || !std::getline(in, b, ':') || !std::getline(in, st)) {
+      throw std::invalid_argument(option + ": '" + s + "' is not a:b:step");
+    }
+    const double lo = number(a), hi = number(b), step = number(st);
+    if (!(step > 0.0) || hi < lo || (hi - lo) / step > 1000.0) {
+      throw std::invalid_argument(option + ": '" + s + "' needs a <= b and a positive step (at most 1000 points)");
+    }
+    for (int i = 0; lo + i * step <= hi + 1e-9; ++i) {
+      out.push_back(lo + i * step);
+    }
+  } else {
+    std::stringstream in(s);
+    std::string part;
+    while (std::getline(in, part, ',')) {
+      out.push_back(number(part));
+    }
+  }
+  if (out.empty()) {
+    throw std::invalid_argument(option + " gives no point");
+  }
+  return out;
+}
+
+} // namespace
+
+int run_ber(const std::vector<std::string>& args, const std::string& command)
+{
+  namespace po = boost::program_options;
+  rx_bench::ber_bench_config c;
+  std::string mods = "qpsk,qam16", qpsk = "3:10:1", qam16 = "7:14:1", links = "f32,half,int8", json, markdown;
+  po::options_description desc(
+      "whd-bench ber [options]\n\n"
+      "Bit error rate against Eb/N0 on an AWGN channel (one tap, random carrier phase) through the\n"
+      "whole receiver: generated captures -> receiver -> payload compared with the truth. The CPU\n"
+      "backend and, when a GPU is present, the GPU backend with each link packing decode the same\n"
+      "captures. Each point stops at --errors bit errors (every backend) or --max-bits bits. Reports\n"
+      "uncoded Gray theory, the distance from it at BER 1e-3 and 1e-4, and the half and int8 links'\n"
+      "distance from the f32 link. Eb/N0 -> generator SNR: SNR_dB = Eb/N0_dB + 10 log10(bits per\n"
+      "tone) - 10 log10(512/352) (see ber_bench.hpp). There are no timing repeats: each point's\n"
+      "statistics come from its error count.\n\nOptions");
+  desc.add_options()("help,h", "show this help")
+    ("mods", po::value(&mods)->default_value(mods), "modulations: qpsk, qam16 or both, comma-separated")
+    ("ebn0-qpsk", po::value(&qpsk)->default_value(qpsk), "QPSK Eb/N0 points [dB]: a:b:step or a,b,c")
+    ("ebn0-qam16", po::value(&qam16)->default_value(qam16), "16-QAM Eb/N0 points [dB]: a:b:step or a,b,c")
+    ("errors", po::value(&c.target_errors)->default_value(c.target_errors), "bit errors at which a point stops")
+    ("max-bits", po::value(&c.max_bits)->default_value(c.max_bits), "bits compared at which a point stops")
+    ("nd", po::value(&c.nd)->default_value(c.nd), "data symbols per frame")
+    ("frames", po::value(&c.frames_per_chunk)->default_value(c.frames_per_chunk), "frames per generated capture (chunk)")
+    ("cfo-hz", po::value(&c.cfo_Hz)->default_value(c.cfo_Hz), "carrier frequency offset of every capture [Hz]")
+    ("seed", po::value(&c.seed)->default_value(c.seed), "master seed")
+    ("threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
+    ("links", po::value(&links)->default_value(links), "GPU link packings, comma-separated (f32 is the reference)")
+    ("no-cpu", "skip the CPU backend")
+    ("no-gpu", "skip the GPU backend even when a GPU is present")
+    ("json", po::value(&json), "write the result as JSON to this file")
+    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+    if (vm.count("help") != 0) {
+      std::cout << desc << '\n';
+      return EXIT_OK;
+    }
+    c.cpu = vm.count("no-cpu") == 0;
+    c.gpu = vm.count("no-gpu") == 0;
+    c.mods.clear();
+    std::stringstream ms(mods);
+    for (std::string m; std::getline(ms, m, ',');) {
+      if (m != "qpsk" && m != "qam16") {
+        throw std::invalid_argument("--mods: '" + m + "' is neither qpsk nor qam16");
+      }
+      c.mods.push_back(m == "qpsk" ? profile::modulation::qpsk : profile::modulation::qam16);
+    }
+    c.links.clear();
+    std::stringstream ls(links);
+    for (std::string l; std::getline(ls, l, ',');) {
+      const auto f = transport::parse_link_format(l);
+      if (!f) {
+        throw std::invalid_argument("--links: '" + l + "' is not f32, half or int8");
+      }
+      c.links.push_back(*f);
+    }
+    if (c.mods.empty()) {
+      throw std::invalid_argument("--mods names no modulation");
+    }
+    c.ebn0_qpsk_dB = parse_grid(qpsk, "--ebn0-qpsk");
+    c.ebn0_qam16_dB = parse_grid(qam16, "--ebn0-qam16");
+    if (c.target_errors < 1 || c.max_bits < 1 || c.nd < 1 || c.nd > profile::MAX_ND || c.frames_per_chunk < 1) {
+      throw std::invalid_argument("--errors, --max-bits, --nd (up to 1048575) and --frames must be at least 1");
+    }
+    if (!c.cpu && !c.gpu) {
+      throw std::invalid_argument("--no-cpu and --no-gpu together leave nothing to measure");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "whd-bench ber: " << e.what() << "\nTry 'whd-bench ber --help'.\n";
+    return EXIT_USAGE;
+  }
+  c.commit = WHD_GIT_COMMIT;
+  c.command = command;
+  auto log = spdlog::default_logger()->clone("whd-bench");
+  try {
+    const auto r = rx_bench::run_ber_bench(c, [&](std::string_view line) { log->info("{}", line); });
+    const std::string md = rx_bench::to_markdown(r);
+    write_output(json, rx_bench::to_json(r) + '\n');
+    write_output(markdown, md);
+    std::cout << md;
+  } catch (const std::exception& e) {
+    log->error("{}", e.what());
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+} // namespace whd::bench_app

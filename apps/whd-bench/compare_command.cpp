@@ -1,0 +1,94 @@
+/// @file compare_command.cpp
+/// `whd-bench compare CAPTURE`: options -> compare_bench_config -> run -> table, JSON, log.
+#include "subcommands.hpp"
+
+#include "bench_output.hpp"
+
+#include <whd/rx_bench/compare_bench.hpp>
+
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <sstream>
+
+namespace whd::bench_app {
+
+int run_compare(const std::vector<std::string>& args, const std::string& command)
+{
+  namespace po = boost::program_options;
+  rx_bench::compare_bench_config c;
+  std::string capture, truth, links = "f32,half,int8", json, markdown;
+  po::options_description desc(
+      "whd-bench compare CAPTURE [options]\n\n"
+      "Decodes one capture with every backend and link packing available (cpu; gpu with f32, half,\n"
+      "int8), each timed end to end (capture file opened -> payload file written), counts the payload\n"
+      "bits that differ between each pair (and against NAME.truth when it lies beside the capture),\n"
+      "and gives each one's speed-up over the plain liquid-dsp chain (guard skip + fft_execute +\n"
+      "modemcf_demodulate per data tone) timed in the same run. Without a GPU the GPU rows are\n"
+      "skipped with the reason.\n\nOptions");
+  desc.add_options()("help,h", "show this help")
+    ("truth", po::value(&truth), "payload truth file (default: NAME.truth beside the capture, if present)")
+    ("threads", po::value(&c.threads)->default_value(0), "CPU threads of the CPU backend and the plain chain (0: all)")
+    ("links", po::value(&links)->default_value(links), "GPU link packings, comma-separated")
+    ("batch", po::value(&c.gpu_batch)->default_value(c.gpu_batch), "GPU data symbols per batch")
+    ("no-gpu", "skip the GPU backend even when a GPU is present")
+    ("warmup", po::value(&c.warmup)->default_value(c.warmup), "untimed runs of each backend first")
+    ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each backend (median reported)")
+    ("json", po::value(&json), "write the result as JSON to this file")
+    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
+  po::options_description hidden;
+  hidden.add_options()("capture", po::value(&capture));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("capture", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+    if (vm.count("help") != 0) {
+      std::cout << desc << '\n';
+      return EXIT_OK;
+    }
+    if (capture.empty()) {
+      throw std::invalid_argument("no capture given");
+    }
+    c.gpu = vm.count("no-gpu") == 0;
+    c.links.clear();
+    std::stringstream ls(links);
+    for (std::string l; std::getline(ls, l, ',');) {
+      const auto f = transport::parse_link_format(l);
+      if (!f) {
+        throw std::invalid_argument("--links: '" + l + "' is not f32, half or int8");
+      }
+      c.links.push_back(*f);
+    }
+    if (c.repeats < 1 || c.warmup < 0 || c.gpu_batch < 1) {
+      throw std::invalid_argument("--repeats and --batch must be at least 1, --warmup at least 0");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "whd-bench compare: " << e.what() << "\nTry 'whd-bench compare --help'.\n";
+    return EXIT_USAGE;
+  }
+  c.capture = capture;
+  if (!truth.empty()) {
+    c.truth = truth;
+  }
+  c.commit = WHD_GIT_COMMIT;
+  c.command = command;
+  auto log = spdlog::default_logger()->clone("whd-bench");
+  try {
+    const auto r = rx_bench::run_compare_bench(c, [&](std::string_view line) { log->info("{}", line); });
+    const std::string md = rx_bench::to_markdown(r);
+    write_output(json, rx_bench::to_json(r) + '\n');
+    write_output(markdown, md);
+    std::cout << md;
+  } catch (const std::exception& e) {
+    log->error("{}", e.what());
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+} // namespace whd::bench_app
