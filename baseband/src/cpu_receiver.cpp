@@ -97,7 +97,7 @@ private:
         }
         const uint64_t m0 = p::FIRST_DATA_SYMBOL + b0 + lo;
         std::vector<cf32> r((hi - lo - 1) * L + p::N);
-        src.read(fft_window(s, m0), r); // whole: the locator counts whole symbols only
+        src.read(fft_window(s, m0), r); // inside: the locator counts only symbols whose window is
         for (std::size_t i = lo; i < hi; ++i) {
           const uint64_t m = m0 + (i - lo);
           const cf32* y = workers_[t]->transform(r.data() + (i - lo) * L, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), rot_);

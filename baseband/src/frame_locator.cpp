@@ -79,9 +79,12 @@ std::optional<locator_event> frame_locator::next(const transport::sample_source&
     f.info.seq = hdr.seq;
     f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
     f.info.snr_dB = ch.snr_dB;
-    // Whole data symbols present: symbol m occupies [start + m L, start + (m + 1) L).
-    const uint64_t whole = (total - s->start) / L;
-    const uint64_t avail = whole > uint64_t(p::FIRST_DATA_SYMBOL) ? whole - p::FIRST_DATA_SYMBOL : 0;
+    // Data symbols present: those whose FFT window lies inside the capture. The
+    // window ends timing_backoff samples before the symbol as located, so a symbol
+    // whose first path was located a sample or two late, or whose last few samples
+    // (which the window does not use) are missing, is still decoded whole.
+    const uint64_t first_end = fft_window(*s, p::FIRST_DATA_SYMBOL) + p::N;
+    const uint64_t avail = total >= first_end ? (total - first_end) / L + 1 : 0;
     f.info.symbols = uint32_t(std::min<uint64_t>(hdr.nd, avail));
     f.info.truncated = f.info.symbols < hdr.nd;
     // Resume a little before the frame's end so a back-to-back preamble is whole.
