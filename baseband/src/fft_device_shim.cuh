@@ -7,21 +7,25 @@
 
 namespace whd::fft::device {
 
-/// Stockham with the second exchange by warp shuffles: one shared-memory barrier
-/// per transform (measured within 0.5 % of the fastest batched variant).
-using algo = fft512_algo<ordering::stockham, exchange::shfl, twiddle::table>;
+/// The fused kernel runs the self-sorting ordering with table twiddles; the
+/// exchange (shared memory or warp shuffles) follows the tune cache.
+template <exchange E>
+using algo_of = fft512_algo<ordering::stockham, E, twiddle::table>;
 inline constexpr int THREADS = THREADS_PER_TRANSFORM;
 inline constexpr int VALUES = VALUES_PER_THREAD;
-inline constexpr int SMEM_FLOAT2 = algo::SCRATCH_FLOAT2;
 
-__host__ __device__ constexpr int input_index(int t, int j) { return algo::input_index(t, j); }
-__host__ __device__ constexpr int output_bin(int t, int j) { return algo::output_bin(t, j); }
+template <class A>
+__host__ __device__ constexpr int smem_float2() { return A::SCRATCH_FLOAT2; }
+
+/// Loads are x[t + 64 j] for every algorithm (fft512_device.cuh's contract).
+__host__ __device__ constexpr int input_index(int t, int j) { return algo_of<exchange::smem>::input_index(t, j); }
+static_assert(algo_of<exchange::shfl>::input_index(5, 3) == algo_of<exchange::smem>::input_index(5, 3));
 
 /// Forward transform; the 64 threads of the group synchronise with `sync`.
-template <class Sync>
+template <class A, class Sync>
 __device__ __forceinline__ void forward(float2 (&v)[VALUES], float2* smem, int t, Sync sync)
 {
-  fft512_forward<algo>(v, t, smem, sync);
+  fft512_forward<A>(v, t, smem, sync);
 }
 
 } // namespace whd::fft::device

@@ -2,13 +2,39 @@
 #include <whd/baseband/gpu_receiver.hpp>
 
 #include "gpu_symbol_decoder.hpp"
+#include "host_pool.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 namespace whd::baseband {
+
+namespace gpu {
+
+frame_params make_frame_params(const located_frame& f)
+{
+  frame_params fp{};
+  fp.cfo_cps = f.sync.cfo_cps;
+  fp.window_offset = double(f.sync.fft0 - f.sync.start);
+  fp.mod = int32_t(f.info.mod);
+  for (int u = 0; u < profile::NOF_USED; ++u) {
+    fp.inv_re[u] = f.channel.inv[std::size_t(u)].real();
+    fp.inv_im[u] = f.channel.inv[std::size_t(u)].imag();
+  }
+  for (int i = 0; i < profile::NOF_PILOTS; ++i) {
+    const cf32 h = f.channel.h[std::size_t(profile::PILOT_USED[std::size_t(i)])];
+    fp.hconj_re[i] = h.real();
+    fp.hconj_im[i] = -h.imag();
+  }
+  return fp;
+}
+
+} // namespace gpu
 
 namespace {
 
@@ -17,25 +43,26 @@ namespace tr = transport;
 constexpr uint64_t L = p::SYMBOL_LEN;
 /// Frames whose parameters one batch carries; a batch of many short frames is
 /// submitted early when it reaches this.
-constexpr std::size_t MAX_FRAMES_PER_BATCH = 1024;
+constexpr std::size_t MAX_FRAMES_PER_BATCH = 256;
+/// Windows packed per task of the host pool.
+constexpr std::size_t PACK_GRAIN = 512;
 
 /// A run of consecutive data symbols of one frame inside a batch.
 struct segment {
-  const located_frame* frame = nullptr;
-  uint32_t frame_index = 0; ///< into the batch's frame table
-  uint64_t m0 = 0;          ///< first symbol number
-  std::size_t first = 0;    ///< first slot of the batch
+  std::size_t first = 0; ///< first slot of the batch
   std::size_t count = 0;
+  std::size_t bytes_per_symbol = 0;
 };
 
-/// One batch in flight: its stream, pinned and device buffers.
+/// One batch in flight on one GPU: its stream, pinned and device buffers.
 struct slot {
-  slot(std::size_t symbols, std::size_t max_frames, tr::link_format fmt)
-      : h_samples(symbols * p::N * tr::link_bytes_per_sample(fmt)), h_scales(symbols), h_desc(symbols), h_frames(max_frames),
-        h_out(symbols * gpu::OUT_STRIDE), d_samples(h_samples.size()), d_scales(symbols), d_desc(symbols), d_frames(max_frames),
-        d_out(h_out.size()), done(false)
+  slot(int dev, std::size_t symbols, std::size_t max_frames, tr::link_format fmt)
+      : device(dev), h_samples(symbols * p::N * tr::link_bytes_per_sample(fmt)), h_scales(symbols), h_desc(symbols),
+        h_frames(max_frames), h_out(symbols * gpu::OUT_STRIDE), d_samples(h_samples.size()), d_scales(symbols), d_desc(symbols),
+        d_frames(max_frames), d_out(h_out.size()), done(false), starts(symbols)
   {
   }
+  int device;
   cuda::stream stream;
   cuda::pinned_buffer<std::byte> h_samples;
   cuda::pinned_buffer<float> h_scales;
@@ -48,228 +75,292 @@ struct slot {
   cuda::device_buffer<gpu::frame_params> d_frames;
   cuda::device_buffer<uint8_t> d_out;
   cuda::event done;
+  std::vector<uint64_t> starts; ///< first capture sample of each window
   std::vector<segment> segments;
-  std::vector<std::unique_ptr<located_frame>> frames; // owned copies for the segments
+  std::size_t nof_frames = 0;
+  uint64_t last_start = ~uint64_t(0); ///< start of the frame whose parameters are last
   std::size_t count = 0;
-  bool in_flight = false;
+  bool busy = false; ///< submitted and not yet written
 };
+
+/// A slot is created with its device current.
+std::unique_ptr<slot> make_slot(int dev, std::size_t symbols, tr::link_format fmt)
+{
+  WHD_CUDA_CHECK(cudaSetDevice(dev));
+  return std::make_unique<slot>(dev, symbols, std::min(symbols, MAX_FRAMES_PER_BATCH), fmt);
+}
 
 class gpu_receiver final : public receiver {
 public:
-  gpu_receiver(const rx_config& cfg, const gpu_config& gcfg) : cfg_(cfg), gcfg_(gcfg)
+  gpu_receiver(const rx_config& cfg, const gpu_config& gcfg)
+      : cfg_(cfg), gcfg_(gcfg), pool_(gcfg.pack_threads ? gcfg.pack_threads : std::max(1u, std::thread::hardware_concurrency()))
   {
-    if (cuda::device_count() == 0) {
+    const int present = cuda::device_count();
+    if (present == 0) {
       throw std::runtime_error("GPU backend: " + cuda::no_device_reason());
     }
-    WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device));
-    nof_threads_ = cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency());
+    if (gcfg_.nof_gpus < 1 || gcfg_.device < 0 || gcfg_.device + gcfg_.nof_gpus > present) {
+      throw std::invalid_argument("GPU backend: devices " + std::to_string(gcfg_.device) + ".." +
+                                  std::to_string(gcfg_.device + gcfg_.nof_gpus - 1) + " asked for, " + std::to_string(present) +
+                                  " present");
+    }
   }
 
   std::string_view backend() const noexcept override { return "gpu"; }
 
   receive_result run(const tr::sample_source& src, payload_sink& sink, const progress_fn& progress) override
   {
-    const auto* file = dynamic_cast<const tr::capture_reader*>(&src);
-    in_type_ = file ? file->info().type : datatype::cf32_le;
-    fmt_ = gcfg_.link.value_or(tr::auto_link_format(in_type_));
-    file_ = file;
-    src_ = &src;
-    const std::size_t per_batch = std::max<std::size_t>(gcfg_.symbols_per_batch, 1);
-    slots_.clear();
-    for (int i = 0; i < std::max(gcfg_.nof_streams, 1); ++i) {
-      slots_.push_back(std::make_unique<slot>(per_batch, std::min(per_batch, MAX_FRAMES_PER_BATCH), fmt_));
-    }
-    per_batch_ = per_batch;
-    next_slot_ = 0;
-    current_ = nullptr;
-
+    setup(src);
     receive_result res;
     res.nof_samples = src.size();
-    frame_locator locator(cfg_);
-    uint64_t pos = 0;
-    while (auto ev = locator.next(src, pos, progress)) {
-      pos = ev->resume;
-      if (ev->failure) {
-        res.header_failures.push_back(*ev->failure);
-        continue;
+    writer_error_ = nullptr;
+    std::jthread writer([this, &sink] { write_loop(sink); });
+    try {
+      frame_locator locator(cfg_);
+      uint64_t pos = 0;
+      while (auto ev = locator.next(src, pos, progress)) {
+        pos = ev->resume;
+        if (ev->failure) {
+          res.header_failures.push_back(*ev->failure);
+          continue;
+        }
+        frame_result f = ev->frame->info;
+        f.payload_offset = res.payload_bytes;
+        f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
+        res.payload_bytes += f.payload_bytes;
+        res.data_symbols += f.symbols;
+        res.frames.push_back(f);
+        add_frame(*ev->frame, progress, src.size());
       }
-      frame_result f = ev->frame->info;
-      f.payload_offset = res.payload_bytes;
-      f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
-      res.payload_bytes += f.payload_bytes;
-      res.data_symbols += f.symbols;
-      res.frames.push_back(f);
-      add_frame(*ev->frame, sink);
+      if (current_ != nullptr && current_->count > 0) {
+        submit(*current_);
+      }
+      current_ = nullptr;
+    } catch (...) {
+      finish_writer(writer);
+      throw;
     }
-    if (current_ != nullptr && current_->count > 0) {
-      submit(*current_);
-    }
-    // Drain in submission order.
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      slot& s = *slots_[(next_slot_ + i) % slots_.size()];
-      flush(s, sink);
+    finish_writer(writer);
+    if (writer_error_) {
+      std::rethrow_exception(writer_error_);
     }
     return res;
   }
 
 private:
-  /// Queue every data symbol of a frame, filling and submitting batches.
-  void add_frame(const located_frame& f, payload_sink& sink)
+  /// Buffers sized for this source (a small capture does not pin 100 MB).
+  void setup(const tr::sample_source& src)
   {
+    file_ = dynamic_cast<const tr::capture_reader*>(&src);
+    const auto* mem = dynamic_cast<const tr::memory_source*>(&src);
+    in_type_ = file_ ? file_->info().type : datatype::cf32_le;
+    fmt_ = gcfg_.link.value_or(tr::auto_link_format(in_type_));
+    raw_ = {};
+    if (file_ != nullptr) {
+      raw_ = file_->mapped();
+    } else if (mem != nullptr) {
+      raw_ = std::as_bytes(std::span<const cf32>(mem->samples()));
+    }
+    src_ = &src;
+    const std::size_t most = std::size_t(std::max<uint64_t>(src.size() / L, 1));
+    const std::size_t per_batch = std::min(std::max<std::size_t>(gcfg_.symbols_per_batch, 1), most);
+    if (per_batch != per_batch_ || fmt_ != slots_fmt_ || slots_.empty()) {
+      slots_.clear();
+      for (int k = 0; k < std::max(gcfg_.nof_streams, 1); ++k) {
+        for (int d = 0; d < gcfg_.nof_gpus; ++d) {
+          slots_.push_back(make_slot(gcfg_.device + d, per_batch, fmt_));
+        }
+      }
+      per_batch_ = per_batch;
+      slots_fmt_ = fmt_;
+    }
+    next_slot_ = 0;
+    current_ = nullptr;
+    writer_done_ = false;
+    queue_.clear();
+  }
+
+  /// Queue every data symbol of a frame, filling and submitting batches.
+  void add_frame(const located_frame& f, const progress_fn& progress, uint64_t total)
+  {
+    const std::size_t bps = std::size_t(p::bytes_per_symbol(f.info.mod));
     uint64_t done = 0;
     while (done < f.info.symbols) {
       if (current_ == nullptr) {
-        current_ = acquire(sink);
+        current_ = acquire();
       }
       slot& s = *current_;
-      const std::size_t n = std::size_t(std::min<uint64_t>(f.info.symbols - done, per_batch_ - s.count));
-      if (s.frames.empty() || s.frames.back()->info.start != f.info.start) {
-        s.frames.push_back(std::make_unique<located_frame>(f));
-        s.h_frames[s.frames.size() - 1] = gpu::make_frame_params(f);
+      if (s.nof_frames == 0 || s.last_start != f.info.start) {
+        s.h_frames[s.nof_frames++] = gpu::make_frame_params(f);
+        s.last_start = f.info.start;
       }
-      segment seg{s.frames.back().get(), uint32_t(s.frames.size() - 1), p::FIRST_DATA_SYMBOL + done, s.count, n};
-      pack(s, seg);
-      s.segments.push_back(seg);
+      const std::size_t n = std::size_t(std::min<uint64_t>(f.info.symbols - done, per_batch_ - s.count));
+      const uint32_t frame_index = uint32_t(s.nof_frames - 1);
+      for (std::size_t i = 0; i < n; ++i) {
+        const uint64_t m = p::FIRST_DATA_SYMBOL + done + i;
+        s.starts[s.count + i] = fft_window(f.sync, m);
+        s.h_desc[s.count + i] = {frame_index, uint32_t(m)};
+      }
+      s.segments.push_back({s.count, n, bps});
       s.count += n;
       done += n;
-      if (s.count == per_batch_ || s.frames.size() == s.h_frames.size()) {
+      if (s.count == per_batch_ || s.nof_frames == s.h_frames.size()) {
         submit(s);
         current_ = nullptr;
-      }
-    }
-  }
-
-  /// The next slot, after its previous batch's payload went to the sink.
-  slot* acquire(payload_sink& sink)
-  {
-    slot& s = *slots_[next_slot_];
-    next_slot_ = (next_slot_ + 1) % slots_.size();
-    flush(s, sink);
-    s.segments.clear();
-    s.frames.clear();
-    s.count = 0;
-    return &s;
-  }
-
-  /// Read and pack a segment's windows into the slot's pinned buffers, over threads.
-  void pack(slot& s, const segment& seg)
-  {
-    const std::size_t out_bpw = p::N * tr::link_bytes_per_sample(fmt_);
-    const std::size_t nt = std::min<std::size_t>(nof_threads_, (seg.count + 255) / 256);
-    auto work = [&](std::size_t t) {
-      const std::size_t lo = seg.count * t / nt, hi = seg.count * (t + 1) / nt;
-      if (lo == hi) {
-        return;
-      }
-      const frame_sync& sync = seg.frame->sync;
-      const uint64_t first = fft_window(sync, seg.m0 + lo);
-      const std::size_t span = (hi - lo - 1) * L + p::N;
-      thread_local std::vector<std::byte> raw;
-      thread_local std::vector<uint64_t> starts;
-      datatype type = in_type_;
-      if (file_ != nullptr) {
-        raw.resize(span * bytes_per_sample(type));
-        file_->read_raw(first, raw);
-      } else {
-        raw.resize(span * sizeof(cf32));
-        src_->read(first, std::span<cf32>(reinterpret_cast<cf32*>(raw.data()), span));
-        type = datatype::cf32_le;
-      }
-      starts.resize(hi - lo);
-      for (std::size_t i = 0; i < hi - lo; ++i) {
-        starts[i] = i * L;
-      }
-      const std::size_t slot0 = seg.first + lo;
-      tr::pack_windows(type, raw, starts, p::N, fmt_, std::span<std::byte>(s.h_samples.data() + slot0 * out_bpw, (hi - lo) * out_bpw),
-                       std::span<float>(s.h_scales.data() + slot0, hi - lo));
-      for (std::size_t i = lo; i < hi; ++i) {
-        s.h_desc[seg.first + i] = {seg.frame_index, uint32_t(seg.m0 + i)};
-      }
-    };
-    if (nt <= 1) {
-      work(0);
-    } else {
-      std::vector<std::jthread> threads;
-      for (std::size_t t = 1; t < nt; ++t) {
-        threads.emplace_back(work, t);
-      }
-      work(0);
-    }
-  }
-
-  void submit(slot& s)
-  {
-    const std::size_t out_bpw = p::N * tr::link_bytes_per_sample(fmt_);
-    cudaStream_t st = s.stream.get();
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_samples.data(), s.h_samples.data(), s.count * out_bpw, cudaMemcpyHostToDevice, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_scales.data(), s.h_scales.data(), s.count * sizeof(float), cudaMemcpyHostToDevice, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_frames.data(), s.h_frames.data(), s.frames.size() * sizeof(gpu::frame_params),
-                                   cudaMemcpyHostToDevice, st));
-    gpu::batch_view b{s.d_samples.data(), s.d_scales.data(), s.d_desc.data(), s.d_frames.data(), s.d_out.data(), s.count};
-    gpu::launch_decode(fmt_, b, st);
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
-    s.done.record(s.stream);
-    s.in_flight = true;
-  }
-
-  /// Wait for a slot's batch and write its payload, in order.
-  void flush(slot& s, payload_sink& sink)
-  {
-    if (!s.in_flight) {
-      return;
-    }
-    s.done.synchronize();
-    s.in_flight = false;
-    for (const segment& seg : s.segments) {
-      const std::size_t bps = std::size_t(p::bytes_per_symbol(seg.frame->info.mod));
-      const uint8_t* out = s.h_out.data() + seg.first * gpu::OUT_STRIDE;
-      if (bps == gpu::OUT_STRIDE) {
-        sink.write(std::span<const uint8_t>(out, seg.count * bps));
-      } else {
-        for (std::size_t i = 0; i < seg.count; ++i) {
-          sink.write(std::span<const uint8_t>(out + i * gpu::OUT_STRIDE, bps));
+        if (progress) {
+          progress(fft_window(f.sync, p::FIRST_DATA_SYMBOL + done - 1), total);
         }
       }
     }
   }
 
+  /// The next slot, once the writer has written its previous batch.
+  slot* acquire()
+  {
+    slot* s = slots_[next_slot_].get();
+    next_slot_ = (next_slot_ + 1) % slots_.size();
+    std::unique_lock lk(m_);
+    free_cv_.wait(lk, [&] { return !s->busy || writer_error_; });
+    if (writer_error_) {
+      std::rethrow_exception(writer_error_);
+    }
+    lk.unlock();
+    s->segments.clear();
+    s->nof_frames = 0;
+    s->last_start = ~uint64_t(0);
+    s->count = 0;
+    return s;
+  }
+
+  /// Pack the batch's windows on the host pool, then copy, decode and copy back.
+  void submit(slot& s)
+  {
+    pack(s);
+    WHD_CUDA_CHECK(cudaSetDevice(s.device));
+    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
+    cudaStream_t st = s.stream.get();
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_scales.data(), s.h_scales.data(), s.count * sizeof(float), cudaMemcpyHostToDevice, st));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_frames.data(), s.h_frames.data(), s.nof_frames * sizeof(gpu::frame_params), cudaMemcpyHostToDevice, st));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_samples.data(), s.h_samples.data(), s.count * bpw, cudaMemcpyHostToDevice, st));
+    const gpu::batch_view b{s.d_samples.data(), s.d_scales.data(), s.d_desc.data(), s.d_frames.data(), s.d_out.data(), s.count};
+    gpu::launch_decode(fmt_, b, st, gcfg_.fft_exchange);
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+    s.done.record(s.stream);
+    {
+      std::lock_guard lk(m_);
+      s.busy = true;
+      queue_.push_back(&s);
+    }
+    queue_cv_.notify_one();
+  }
+
+  void pack(slot& s)
+  {
+    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
+    const unsigned parts = unsigned(std::min<std::size_t>(pool_.size() * 4, (s.count + PACK_GRAIN - 1) / PACK_GRAIN));
+    pool_.run(std::max(parts, 1u), [&](unsigned part, unsigned nof_parts) {
+      const std::size_t lo = s.count * part / nof_parts, hi = s.count * (part + 1) / nof_parts;
+      if (lo == hi) {
+        return;
+      }
+      const std::span<std::byte> out(s.h_samples.data() + lo * bpw, (hi - lo) * bpw);
+      const std::span<float> scales(s.h_scales.data() + lo, hi - lo);
+      const std::span<const uint64_t> starts(s.starts.data() + lo, hi - lo);
+      if (!raw_.empty()) {
+        // Straight from the mapped file (or memory) into pinned memory.
+        const datatype type = file_ ? in_type_ : datatype::cf32_le;
+        tr::pack_windows(type, raw_, starts, p::N, fmt_, out, scales);
+        return;
+      }
+      // Fallback: read the span the windows cover, then pack.
+      thread_local std::vector<cf32> staging;
+      thread_local std::vector<uint64_t> rel;
+      const uint64_t first = starts.front();
+      staging.resize(std::size_t(starts.back() - first) + p::N);
+      src_->read(first, staging);
+      rel.resize(starts.size());
+      for (std::size_t i = 0; i < starts.size(); ++i) {
+        rel[i] = starts[i] - first;
+      }
+      tr::pack_windows(datatype::cf32_le, std::as_bytes(std::span<const cf32>(staging)), rel, p::N, fmt_, out, scales);
+    });
+  }
+
+  /// The writer thread: batches in submission order, payload to the sink.
+  void write_loop(payload_sink& sink)
+  {
+    for (;;) {
+      slot* s = nullptr;
+      {
+        std::unique_lock lk(m_);
+        queue_cv_.wait(lk, [&] { return !queue_.empty() || writer_done_; });
+        if (queue_.empty()) {
+          return;
+        }
+        s = queue_.front();
+        queue_.pop_front();
+      }
+      try {
+        if (!writer_error_) {
+          s->done.synchronize();
+          for (const segment& seg : s->segments) {
+            const uint8_t* out = s->h_out.data() + seg.first * gpu::OUT_STRIDE;
+            if (seg.bytes_per_symbol == gpu::OUT_STRIDE) {
+              sink.write(std::span<const uint8_t>(out, seg.count * seg.bytes_per_symbol));
+            } else {
+              for (std::size_t i = 0; i < seg.count; ++i) {
+                sink.write(std::span<const uint8_t>(out + i * gpu::OUT_STRIDE, seg.bytes_per_symbol));
+              }
+            }
+          }
+        }
+      } catch (...) {
+        std::lock_guard lk(m_);
+        writer_error_ = std::current_exception();
+      }
+      {
+        std::lock_guard lk(m_);
+        s->busy = false;
+      }
+      free_cv_.notify_all();
+    }
+  }
+
+  void finish_writer(std::jthread& writer)
+  {
+    {
+      std::lock_guard lk(m_);
+      writer_done_ = true;
+    }
+    queue_cv_.notify_all();
+    if (writer.joinable()) {
+      writer.join();
+    }
+  }
+
   rx_config cfg_;
   gpu_config gcfg_;
-  unsigned nof_threads_ = 1;
+  host_pool pool_;
   datatype in_type_ = datatype::cf32_le;
   tr::link_format fmt_ = tr::link_format::f32;
+  tr::link_format slots_fmt_ = tr::link_format::f32;
   const tr::capture_reader* file_ = nullptr;
   const tr::sample_source* src_ = nullptr;
+  std::span<const std::byte> raw_;
   std::vector<std::unique_ptr<slot>> slots_;
   std::size_t per_batch_ = 0;
   std::size_t next_slot_ = 0;
   slot* current_ = nullptr;
+  // Shared with the writer thread.
+  std::mutex m_;
+  std::condition_variable queue_cv_, free_cv_;
+  std::deque<slot*> queue_;
+  bool writer_done_ = false;
+  std::exception_ptr writer_error_;
 };
 
 } // namespace
-
-namespace gpu {
-
-frame_params make_frame_params(const located_frame& f)
-{
-  frame_params fp{};
-  fp.cfo_cps = f.sync.cfo_cps;
-  fp.window_offset = double(f.sync.fft0 - f.sync.start);
-  fp.mod = int32_t(f.info.mod);
-  for (int u = 0; u < p::NOF_USED; ++u) {
-    fp.inv_re[u] = f.channel.inv[std::size_t(u)].real();
-    fp.inv_im[u] = f.channel.inv[std::size_t(u)].imag();
-  }
-  for (int i = 0; i < p::NOF_PILOTS; ++i) {
-    const cf32 h = f.channel.h[std::size_t(p::PILOT_USED[std::size_t(i)])];
-    fp.hconj_re[i] = h.real();
-    fp.hconj_im[i] = -h.imag();
-  }
-  return fp;
-}
-
-} // namespace gpu
 
 std::unique_ptr<receiver> make_gpu_receiver(const rx_config& cfg, const gpu_config& gcfg)
 {

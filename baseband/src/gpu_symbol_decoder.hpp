@@ -4,6 +4,7 @@
 
 #include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/profile.hpp>
+#include <whd/fft/variant.hpp>
 #include <whd/transport/cuda.hpp>
 #include <whd/transport/link_pack.hpp>
 
@@ -46,7 +47,23 @@ struct batch_view {
 /// The device parameters of a located frame.
 frame_params make_frame_params(const located_frame& f);
 
-/// Enqueue the fused kernel for a batch on `stream` (no allocation, no sync).
-void launch_decode(transport::link_format fmt, const batch_view& b, cudaStream_t stream);
+/// Fused kernel of one link form (defined in gpu_symbol_kernels_<form>.cu).
+template <transport::link_format FMT>
+void launch_decode_form(fft::exchange exch, const batch_view& b, cudaStream_t stream);
+
+/// Enqueue the fused kernel for a batch on `stream` (no allocation, no sync);
+/// `exch` picks the FFT's exchange (the tune cache's choice).
+inline void launch_decode(transport::link_format fmt, const batch_view& b, cudaStream_t stream,
+                          fft::exchange exch = fft::default_variant(fft::input_type::ci8).exch)
+{
+  if (b.count == 0) {
+    return;
+  }
+  switch (fmt) {
+  case transport::link_format::f32: launch_decode_form<transport::link_format::f32>(exch, b, stream); break;
+  case transport::link_format::half: launch_decode_form<transport::link_format::half>(exch, b, stream); break;
+  case transport::link_format::int8: launch_decode_form<transport::link_format::int8>(exch, b, stream); break;
+  }
+}
 
 } // namespace whd::baseband::gpu

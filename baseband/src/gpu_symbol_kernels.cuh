@@ -1,6 +1,10 @@
 // The fused data-symbol kernel: link unpack -> CFO derotation -> 512-point FFT ->
 // pilot common phase -> equalisation -> demapping -> payload bytes. One group of
 // 64 threads per symbol; every intermediate stays in registers or shared memory.
+// Instantiated per link form in gpu_symbol_kernels_<form>.cu, so the forms
+// compile in parallel.
+#pragma once
+
 #include "fft_device_shim.cuh"
 #include "gpu_symbol_device.cuh"
 
@@ -15,10 +19,10 @@ constexpr int SYMBOLS_PER_BLOCK = 4;
 constexpr int BLOCK = GROUP * SYMBOLS_PER_BLOCK;
 static_assert(GROUP == fd::THREADS && fd::VALUES == 8);
 
-template <transport::link_format FMT>
+template <transport::link_format FMT, class ALGO>
 __global__ void __launch_bounds__(BLOCK) decode_kernel(batch_view b)
 {
-  __shared__ float2 smem[SYMBOLS_PER_BLOCK][fd::SMEM_FLOAT2];
+  __shared__ float2 smem[SYMBOLS_PER_BLOCK][fd::smem_float2<ALGO>()];
   __shared__ float2 rot_s[SYMBOLS_PER_BLOCK];
   const int g = int(threadIdx.x) / GROUP;
   const int t = int(threadIdx.x) % GROUP;
@@ -41,12 +45,12 @@ __global__ void __launch_bounds__(BLOCK) decode_kernel(batch_view b)
   }
   static_assert(fd::input_index(0, 1) - fd::input_index(0, 0) == 64 && fd::input_index(1, 0) == 1, "derotate8 assumes x[t + 64 j]");
   derotate8(v, base, cfo, t, fd::THREADS);
-  fd::forward(v, smem[g], t, sync);
+  fd::forward<ALGO>(v, smem[g], t, sync);
   sync(); // the transform's last scratch reads are done before Y overwrites it
   float2* y = smem[g];
 #pragma unroll
   for (int j = 0; j < fd::VALUES; ++j) {
-    y[fd::output_bin(t, j)] = v[j];
+    y[ALGO::output_bin(t, j)] = v[j];
   }
   sync();
   pilot_rotation(y, fp, desc.m, t, &rot_s[g]);
@@ -58,16 +62,15 @@ __global__ void __launch_bounds__(BLOCK) decode_kernel(batch_view b)
 
 } // namespace
 
-void launch_decode(transport::link_format fmt, const batch_view& b, cudaStream_t stream)
+/// Launch the fused kernel for link form FMT with the FFT exchange `exch`.
+template <transport::link_format FMT>
+void launch_decode_form(fft::exchange exch, const batch_view& b, cudaStream_t stream)
 {
-  if (b.count == 0) {
-    return;
-  }
   const dim3 grid(unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK));
-  switch (fmt) {
-  case transport::link_format::f32: decode_kernel<transport::link_format::f32><<<grid, BLOCK, 0, stream>>>(b); break;
-  case transport::link_format::half: decode_kernel<transport::link_format::half><<<grid, BLOCK, 0, stream>>>(b); break;
-  case transport::link_format::int8: decode_kernel<transport::link_format::int8><<<grid, BLOCK, 0, stream>>>(b); break;
+  if (exch == fft::exchange::shfl) {
+    decode_kernel<FMT, fd::algo_of<fft::exchange::shfl>><<<grid, BLOCK, 0, stream>>>(b);
+  } else {
+    decode_kernel<FMT, fd::algo_of<fft::exchange::smem>><<<grid, BLOCK, 0, stream>>>(b);
   }
   WHD_CUDA_CHECK_LAUNCH();
 }

@@ -4,6 +4,7 @@
 #include "sample_codec.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,9 +63,30 @@ capture_reader::capture_reader(capture_info info) : info_(std::move(info))
 
 capture_reader::~capture_reader()
 {
+  if (map_ != nullptr) {
+    ::munmap(const_cast<std::byte*>(map_), map_bytes_);
+  }
   if (fd_ >= 0) {
     ::close(fd_);
   }
+}
+
+std::span<const std::byte> capture_reader::mapped() const
+{
+  std::call_once(map_once_, [this] {
+    const std::size_t bytes = std::size_t(info_.nof_samples * bytes_per_sample(info_.type));
+    if (bytes == 0) {
+      return;
+    }
+    void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) {
+      return;
+    }
+    ::madvise(p, bytes, MADV_SEQUENTIAL);
+    map_ = static_cast<const std::byte*>(p);
+    map_bytes_ = bytes;
+  });
+  return {map_, map_bytes_};
 }
 
 std::size_t capture_reader::read(uint64_t first, std::span<cf32> out) const

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <whd/baseband/receiver.hpp>
+#include <whd/fft/variant.hpp>
 #include <whd/transport/link_pack.hpp>
 
 #include <cstddef>
@@ -21,14 +22,24 @@ struct gpu_config {
   std::optional<transport::link_format> link;
   /// Data symbols per batch (one H2D copy, one kernel, one D2H copy).
   std::size_t symbols_per_batch = 1u << 15;
-  /// Batches in flight (each with its own stream and pinned buffers).
+  /// Batches in flight per GPU (each with its own stream and pinned buffers).
   int nof_streams = 3;
-  /// CUDA device ordinal.
+  /// First CUDA device ordinal.
   int device = 0;
+  /// GPUs used: devices [device, device + nof_gpus); batches go to them in turn
+  /// and their payload is written in capture order.
+  int nof_gpus = 1;
+  /// Host threads packing samples for the link (0: all hardware threads).
+  unsigned pack_threads = 0;
+  /// The FFT exchange of the fused kernel (the tune cache's choice for the link's
+  /// input type; see fft/tune_cache.hpp).
+  fft::exchange fft_exchange = fft::default_variant(fft::input_type::ci8).exch;
 };
 
 /// The GPU backend. Throws whd::cuda::cuda_error (naming the call) when no device is
-/// usable or an allocation fails.
+/// usable or an allocation fails, std::invalid_argument when fewer than
+/// device + nof_gpus devices are present.
+/// The sink is written from a writer thread of the receiver (one thread, in order).
 std::unique_ptr<receiver> make_gpu_receiver(const rx_config& cfg, const gpu_config& gcfg = {});
 
 } // namespace whd::baseband

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -94,10 +95,18 @@ public:
   /// @throws std::invalid_argument when `out.size()` is not whole samples;
   ///   capture_error when the read fails
   std::size_t read_raw(uint64_t first, std::span<std::byte> out) const;
+  /// The data file's bytes, mapped read-only on first use (thread-safe), so that
+  /// link packing copies each sample once, from the page cache to pinned memory.
+  /// Empty when the file cannot be mapped (callers then use read_raw). A file
+  /// truncated by someone else while mapped raises SIGBUS, as with any mapping.
+  std::span<const std::byte> mapped() const;
 
 private:
   capture_info info_;
   int fd_ = -1;
+  mutable std::once_flag map_once_;
+  mutable const std::byte* map_ = nullptr;
+  mutable std::size_t map_bytes_ = 0;
 };
 
 /// Samples held in memory.
