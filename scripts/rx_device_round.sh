@@ -31,6 +31,15 @@ for meta in "$dist"/vectors/*.sigmf-meta; do
   "$dist/bin/whd-rx" "$meta" --backend gpu -q --truth "$dist/vectors/$name.truth" --report "$out/rx-$name.json" -o /dev/null
   echo "$name rc=$? $(python3 -c "import json;r=json.load(open('$out/rx-$name.json'));print(len(r['frames']),'frames',len(r['header_failures']),'header failures',r['truth']['bit_errors'],'bit errors')")"
 done
+if [[ ${WHD_NCU:-0} == 1 ]]; then
+  echo "== ncu: the fused kernel and the cuFFT chain's kernels, device-resident"
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  timeout 240 "$ncu" --clock-control none --kernel-name regex:'decode_kernel|unpack_kernel|demap_kernel|regular_fft' --launch-skip 0 --launch-count 4 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    "$dist/bin/whd-bench" pipeline --capture /tmp/whd-ncu --frames 1 --nd 65536 --repeats 1 --no-end-to-end >"$out/ncu-fused.txt" 2>&1
+  echo "ncu rc=$?"
+  grep -E "decode_kernel|unpack_kernel|demap_kernel|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Duration|Executed Ipc|Issue Slots" "$out/ncu-fused.txt" | head -60
+fi
 echo "== whd-bench pipeline"
 timeout 540 "$dist/bin/whd-bench" pipeline --json "$out/pipeline.json" --markdown "$out/pipeline.md" "$@" >"$out/pipeline.log" 2>&1
 echo "pipeline rc=$?"

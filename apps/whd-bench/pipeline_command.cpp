@@ -16,7 +16,7 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
 {
   namespace po = boost::program_options;
   rx_bench::pipeline_bench_config c;
-  std::string capture = c.capture.string(), json, markdown;
+  std::string capture = c.capture.string(), payload, json, markdown;
   po::options_description desc(
       "whd-bench pipeline [options]\n\n"
       "Times the GPU receive chain on a 16-QAM ci8 capture (made with the generator if missing):\n"
@@ -27,13 +27,15 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
       "the CPU backend, and the copy ceilings, all in one run. Bits are checked against the CPU.\n\nOptions");
   desc.add_options()("help,h", "show this help")
     ("capture", po::value(&capture)->default_value(capture), "capture base path (BASE.sigmf-meta); generated when missing")
+    ("payload", po::value(&payload), "where the end-to-end region writes the payload (default: BASE.payload)")
     ("frames", po::value(&c.nof_frames)->default_value(c.nof_frames), "frames of a generated capture")
     ("nd", po::value(&c.nd)->default_value(c.nd), "data symbols per generated frame")
     ("snr-db", po::value(&c.snr_dB)->default_value(c.snr_dB), "SNR of a generated capture [dB]")
     ("cfo-hz", po::value(&c.cfo_Hz)->default_value(c.cfo_Hz), "CFO of a generated capture [Hz]")
     ("taps", po::value(&c.taps)->default_value(c.taps), "multipath taps of a generated capture")
     ("batch", po::value(&c.symbols_per_batch)->default_value(c.symbols_per_batch), "data symbols per batch")
-    ("streams", po::value(&c.nof_streams)->default_value(c.nof_streams), "batches in flight")
+    ("streams", po::value(&c.nof_streams)->default_value(c.nof_streams), "batches in flight per GPU")
+    ("gpus", po::value(&c.nof_gpus)->default_value(c.nof_gpus), "also measure pipeline and end-to-end over this many GPUs")
     ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed repeats per region (median reported)")
     ("no-end-to-end", "skip the end-to-end region")
     ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
@@ -56,6 +58,7 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     return EXIT_USAGE;
   }
   c.capture = capture;
+  c.payload = payload;
   c.commit = WHD_GIT_COMMIT;
   c.command = command;
   auto log = spdlog::default_logger()->clone("whd-bench");

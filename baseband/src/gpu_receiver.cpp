@@ -5,6 +5,7 @@
 #include "host_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -46,6 +47,26 @@ constexpr uint64_t L = p::SYMBOL_LEN;
 constexpr std::size_t MAX_FRAMES_PER_BATCH = 256;
 /// Windows packed per task of the host pool.
 constexpr std::size_t PACK_GRAIN = 512;
+
+using steady = std::chrono::steady_clock;
+
+/// Adds the time of a scope to an accumulator.
+class stage_timer {
+public:
+  explicit stage_timer(double& acc) : acc_(acc), t0_(steady::now()) {}
+  ~stage_timer() { acc_ += std::chrono::duration<double>(steady::now() - t0_).count(); }
+  stage_timer(const stage_timer&) = delete;
+  stage_timer& operator=(const stage_timer&) = delete;
+
+private:
+  double& acc_;
+  steady::time_point t0_;
+};
+
+/// Seconds spent per stage in one run.
+struct stage_times {
+  double setup = 0, locate = 0, pack = 0, enqueue = 0, wait_slot = 0, wait_gpu = 0, write_sink = 0, drain = 0;
+};
 
 /// A run of consecutive data symbols of one frame inside a batch.
 struct segment {
@@ -110,7 +131,11 @@ public:
 
   receive_result run(const tr::sample_source& src, payload_sink& sink, const progress_fn& progress) override
   {
-    setup(src);
+    times_ = {};
+    {
+      stage_timer t(times_.setup);
+      setup(src);
+    }
     receive_result res;
     res.nof_samples = src.size();
     writer_error_ = nullptr;
@@ -118,7 +143,15 @@ public:
     try {
       frame_locator locator(cfg_);
       uint64_t pos = 0;
-      while (auto ev = locator.next(src, pos, progress)) {
+      for (;;) {
+        std::optional<locator_event> ev;
+        {
+          stage_timer t(times_.locate);
+          ev = locator.next(src, pos, progress);
+        }
+        if (!ev) {
+          break;
+        }
         pos = ev->resume;
         if (ev->failure) {
           res.header_failures.push_back(*ev->failure);
@@ -140,10 +173,17 @@ public:
       finish_writer(writer);
       throw;
     }
-    finish_writer(writer);
+    {
+      stage_timer t(times_.drain);
+      finish_writer(writer);
+    }
     if (writer_error_) {
       std::rethrow_exception(writer_error_);
     }
+    res.stage_seconds = {{"setup (buffers, mapping)", times_.setup},   {"locate frames (host)", times_.locate},
+                         {"pack for the link (host pool)", times_.pack}, {"enqueue copies and kernel", times_.enqueue},
+                         {"wait for a free slot", times_.wait_slot},      {"writer: wait for the GPU", times_.wait_gpu},
+                         {"writer: payload to the sink", times_.write_sink}, {"drain at the end", times_.drain}};
     return res;
   }
 
@@ -219,6 +259,7 @@ private:
   {
     slot* s = slots_[next_slot_].get();
     next_slot_ = (next_slot_ + 1) % slots_.size();
+    stage_timer t(times_.wait_slot);
     std::unique_lock lk(m_);
     free_cv_.wait(lk, [&] { return !s->busy || writer_error_; });
     if (writer_error_) {
@@ -235,7 +276,11 @@ private:
   /// Pack the batch's windows on the host pool, then copy, decode and copy back.
   void submit(slot& s)
   {
-    pack(s);
+    {
+      stage_timer t(times_.pack);
+      pack(s);
+    }
+    stage_timer t(times_.enqueue);
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
     const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
     cudaStream_t st = s.stream.get();
@@ -303,7 +348,11 @@ private:
       }
       try {
         if (!writer_error_) {
-          s->done.synchronize();
+          {
+            stage_timer t(times_.wait_gpu);
+            s->done.synchronize();
+          }
+          stage_timer t(times_.write_sink);
           for (const segment& seg : s->segments) {
             const uint8_t* out = s->h_out.data() + seg.first * gpu::OUT_STRIDE;
             if (seg.bytes_per_symbol == gpu::OUT_STRIDE) {
@@ -357,6 +406,7 @@ private:
   std::condition_variable queue_cv_, free_cv_;
   std::deque<slot*> queue_;
   bool writer_done_ = false;
+  stage_times times_; // wait_gpu and write_sink are the writer's, the rest the caller's
   std::exception_ptr writer_error_;
 };
 

@@ -114,3 +114,28 @@ TEST(gpu_receiver, memory_source_and_large_batches_agree_with_cpu)
 }
 
 } // namespace
+
+namespace {
+
+TEST(gpu_receiver, two_gpus_give_the_bits_and_report_of_one)
+{
+  WHD_REQUIRE_GPU();
+  if (whd::cuda::device_count() < 2) {
+    GTEST_SKIP() << "needs 2 CUDA devices, " << whd::cuda::device_count() << " present";
+  }
+  for (const char* name : {"impaired_mixed_ci8", "header_crc_fail_cf32", "truncated_ci16"}) {
+    const auto info = tr::open_capture(vector_file(std::string(name) + ".sigmf-meta"));
+    tr::capture_reader reader(info);
+    bb::rx_config cfg;
+    bb::gpu_config one;
+    one.symbols_per_batch = 5; // many batches, alternating between the GPUs
+    bb::gpu_config two = one;
+    two.nof_gpus = 2;
+    const auto a = receive(*bb::make_gpu_receiver(cfg, one), reader);
+    const auto b = receive(*bb::make_gpu_receiver(cfg, two), reader);
+    expect_same_report(b.result, a.result, name);
+    EXPECT_EQ(a.payload, b.payload) << name;
+  }
+}
+
+} // namespace

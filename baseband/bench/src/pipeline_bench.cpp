@@ -256,6 +256,16 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
 
   const std::size_t per_batch = std::min(cfg.symbols_per_batch, count);
   const int nof_streams = std::max(cfg.nof_streams, 1);
+  int present = 0;
+  WHD_CUDA_CHECK(cudaGetDeviceCount(&present));
+  const int nof_gpus = std::min(std::max(cfg.nof_gpus, 1), present);
+  if (nof_gpus < cfg.nof_gpus) {
+    progress("--gpus " + std::to_string(cfg.nof_gpus) + ": only " + std::to_string(present) + " present; using " + std::to_string(nof_gpus));
+  }
+  std::vector<int> gpu_counts{1};
+  if (nof_gpus > 1) {
+    gpu_counts.push_back(nof_gpus);
+  }
 
   for (auto fmt : {tr::link_format::int8, tr::link_format::half, tr::link_format::f32}) {
     const std::string link(tr::to_string(fmt));
@@ -331,37 +341,53 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
                std::to_string(base_row.ns_per_symbol()));
     }
 
-    // ---- (b) pipeline: pinned host -> device -> bits -> pinned host, batches over streams
-    {
+    // ---- (b) pipeline: pinned host -> device -> bits -> pinned host, batches over
+    // streams (and over GPUs: batch i goes to GPU i mod G), for G = 1 and cfg.nof_gpus.
+    for (int gpus : gpu_counts) {
       struct lane {
+        int device = 0;
         cuda::stream s;
         cuda::device_buffer<std::byte> samples;
         cuda::device_buffer<float> scales;
         cuda::device_buffer<gpu::symbol_desc> desc;
         cuda::device_buffer<uint8_t> out;
+        cuda::device_buffer<gpu::frame_params> frames;
         std::unique_ptr<cufft_chain> chain;
       };
       std::vector<std::unique_ptr<lane>> lanes;
-      for (int i = 0; i < nof_streams; ++i) {
+      for (int i = 0; i < nof_streams * gpus; ++i) {
+        const int dev = i % gpus;
+        WHD_CUDA_CHECK(cudaSetDevice(dev));
         auto l = std::make_unique<lane>();
+        l->device = dev;
         l->samples = cuda::device_buffer<std::byte>(per_batch * bpw);
         l->scales = cuda::device_buffer<float>(per_batch);
         l->desc = cuda::device_buffer<gpu::symbol_desc>(per_batch);
         l->out = cuda::device_buffer<uint8_t>(per_batch * gpu::OUT_STRIDE);
+        l->frames = cuda::device_buffer<gpu::frame_params>(fp_host.size());
+        WHD_CUDA_CHECK(cudaMemcpy(l->frames.data(), fp_host.data(), fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
         l->chain = std::make_unique<cufft_chain>(per_batch);
         lanes.push_back(std::move(l));
       }
-      for (int engine = 0; engine < 2; ++engine) {
+      // engine 0: ours; 1: the cuFFT chain; 2: the same copies in, nothing else (what the link allows this batching).
+      for (int engine = 0; engine < 3; ++engine) {
+        if (engine == 1 && gpus > 1) {
+          continue; // the baseline is compared on one GPU
+        }
         auto pass = [&] {
           std::size_t i = 0;
           for (std::size_t k = 0; k < count; k += per_batch, ++i) {
             lane& l = *lanes[i % lanes.size()];
+            WHD_CUDA_CHECK(cudaSetDevice(l.device));
             const std::size_t n = std::min(per_batch, count - k);
             cudaStream_t st = l.s.get();
             WHD_CUDA_CHECK(cudaMemcpyAsync(l.samples.data(), h_samples.data() + k * bpw, n * bpw, cudaMemcpyHostToDevice, st));
             WHD_CUDA_CHECK(cudaMemcpyAsync(l.scales.data(), h_scales.data() + k, n * sizeof(float), cudaMemcpyHostToDevice, st));
             WHD_CUDA_CHECK(cudaMemcpyAsync(l.desc.data(), h_desc.data() + k, n * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
-            const gpu::batch_view b{l.samples.data(), l.scales.data(), l.desc.data(), d_frames.data(), l.out.data(), n};
+            if (engine == 2) {
+              continue;
+            }
+            const gpu::batch_view b{l.samples.data(), l.scales.data(), l.desc.data(), l.frames.data(), l.out.data(), n};
             if (engine == 0) {
               gpu::launch_decode(fmt, b, st);
             } else {
@@ -369,7 +395,9 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
             }
             WHD_CUDA_CHECK(cudaMemcpyAsync(h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
           }
-          WHD_CUDA_CHECK(cudaDeviceSynchronize());
+          for (const auto& l : lanes) {
+            l->s.synchronize();
+          }
         };
         pass(); // warm-up (plans, first touch)
         std::fill(h_out.begin(), h_out.end(), uint8_t(0xA5));
@@ -379,21 +407,34 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
           pass();
           t.push_back(seconds_since(t0));
         }
-        region_row row{"pipeline (pinned host to host)", engine == 0 ? "whd fused" : "cufft chain", link, count};
+        const std::string on = gpus > 1 ? " x" + std::to_string(gpus) + " GPUs" : "";
+        const char* names[] = {"whd fused", "cufft chain", "copies in only"};
+        region_row row{"pipeline (pinned host to host)", names[engine] + on, link, count};
         summarise(t, row);
         row.link_bytes = link_bytes;
-        r.bit_differences.emplace_back("pipeline " + row.engine + " " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
+        if (engine < 2) {
+          r.bit_differences.emplace_back("pipeline " + row.engine + " " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
+        }
         r.rows.push_back(row);
         progress("pipeline " + link + " " + row.engine + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol, link " +
                  std::to_string(link_bytes / row.median_s / 1e9) + " GB/s");
       }
+      WHD_CUDA_CHECK(cudaSetDevice(0));
     }
   }
 
   // ---- (c) end-to-end: capture file (page cache) to payload file, the whole whd-rx chain
   if (cfg.end_to_end) {
-    const std::string out_path = base + ".payload";
-    for (auto fmt : {tr::link_format::int8, tr::link_format::half}) {
+    const std::string out_path = cfg.payload.empty() ? base + ".payload" : cfg.payload.string();
+    struct e2e_case {
+      tr::link_format fmt;
+      int gpus;
+    };
+    std::vector<e2e_case> cases{{tr::link_format::int8, 1}, {tr::link_format::half, 1}};
+    if (nof_gpus > 1) {
+      cases.push_back({tr::link_format::int8, nof_gpus});
+    }
+    for (const auto& [fmt, gpus] : cases) {
       std::vector<double> t;
       uint64_t diff = 0;
       for (int rep = 0; rep < std::min(cfg.repeats, 3); ++rep) {
@@ -404,21 +445,32 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
         g.link = fmt;
         g.symbols_per_batch = cfg.symbols_per_batch;
         g.nof_streams = nof_streams;
+        g.nof_gpus = gpus;
         auto rx = bb::make_gpu_receiver(rxc, g);
         file_sink sink(out_path);
-        rx->run(rd, sink);
+        const auto res = rx->run(rd, sink);
         sink.close();
         t.push_back(seconds_since(t0));
+        if (rep == 0) {
+          const std::string what = "end-to-end " + std::string(tr::to_string(fmt)) + " x" + std::to_string(gpus) + " GPU";
+          std::string line = what + " stages [s]:";
+          for (const auto& [name, sec] : res.stage_seconds) {
+            line += " " + name + " " + std::to_string(sec) + ";";
+            r.stage_seconds.emplace_back(what + ": " + name, sec);
+          }
+          progress(line);
+        }
         if (rep == 0) {
           const auto got = read_file(out_path);
           diff = bit_diff(got.data(), got.size(), ref);
         }
       }
-      region_row row{"end-to-end (capture in page cache)", "whd gpu", std::string(tr::to_string(fmt)), count};
+      region_row row{"end-to-end (capture in page cache)", gpus > 1 ? "whd gpu x" + std::to_string(gpus) + " GPUs" : "whd gpu",
+                     std::string(tr::to_string(fmt)), count};
       summarise(t, row);
       row.link_bytes = double(count) * double(p::N * tr::link_bytes_per_sample(fmt));
       r.rows.push_back(row);
-      r.bit_differences.emplace_back("end-to-end whd gpu " + row.link, diff);
+      r.bit_differences.emplace_back("end-to-end " + row.engine + " " + row.link, diff);
       progress("end-to-end gpu " + row.link + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
     }
     std::filesystem::remove(out_path);
@@ -457,6 +509,9 @@ std::string to_json(const pipeline_bench_result& r)
   for (const auto& [what, n] : r.bit_differences) {
     j["bit_differences_vs_cpu"][what] = n;
   }
+  for (const auto& [what, sec] : r.stage_seconds) {
+    j["end_to_end_stage_seconds"][what] = sec;
+  }
   return j.dump(2);
 }
 
@@ -491,6 +546,13 @@ std::string to_markdown(const pipeline_bench_result& r)
     std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %.3f..%.3f | %.2f | %.2f %s\n", row.region.c_str(), row.engine.c_str(),
                   row.link.c_str(), ns, spread_lo, spread_hi, p::SYMBOL_PERIOD_NS / ns, 1344.0 / ns, link_cols.c_str());
     o << buf;
+  }
+  if (!r.stage_seconds.empty()) {
+    o << "\nWhere the end-to-end time goes (first repeat, seconds; the writer's stages overlap the caller's):\n\n";
+    for (const auto& [what, sec] : r.stage_seconds) {
+      std::snprintf(buf, sizeof buf, "- %s: %.4f\n", what.c_str(), sec);
+      o << buf;
+    }
   }
   o << "\nBit differences against the CPU backend's payload (same capture):\n\n";
   for (const auto& [what, n] : r.bit_differences) {

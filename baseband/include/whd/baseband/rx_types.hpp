@@ -11,6 +11,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace whd::baseband {
@@ -68,6 +69,9 @@ struct receive_result {
   std::vector<header_failure> header_failures;
   uint64_t data_symbols = 0;          ///< data symbols decoded over all frames
   uint64_t payload_bytes = 0;         ///< bytes handed to the sink
+  /// Where the time went, per stage of the backend (for benchmarks; names are the
+  /// backend's own, seconds of wall time, stages of different threads overlap).
+  std::vector<std::pair<std::string, double>> stage_seconds;
 };
 
 /// Where payload bytes go, in capture order.

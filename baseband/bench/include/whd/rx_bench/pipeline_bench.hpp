@@ -25,10 +25,12 @@ struct pipeline_bench_config {
   double cfo_Hz = 3e5;
   int taps = 4;
   uint64_t seed = 1;
-  std::size_t symbols_per_batch = 1u << 15;
-  int nof_streams = 3;
+  std::size_t symbols_per_batch = 1u << 13;
+  int nof_streams = 4;
+  int nof_gpus = 1;                      ///< also measure the pipeline and end to end over this many GPUs
   int repeats = 7;                       ///< timed repeats per region (median reported)
   bool end_to_end = true;                ///< also region (c) and the CPU backend end to end
+  std::filesystem::path payload;         ///< where region (c) writes the payload (default: beside the capture)
   unsigned cpu_threads = 0;              ///< CPU backend threads (0: all)
   std::string commit;
   std::string command;
@@ -57,6 +59,7 @@ struct pipeline_bench_result {
   std::vector<std::pair<std::string, double>> pack_ns_per_symbol; ///< host packing per link form
   std::vector<region_row> rows;
   std::vector<std::pair<std::string, uint64_t>> bit_differences; ///< vs the CPU backend's payload
+  std::vector<std::pair<std::string, double>> stage_seconds;      ///< end-to-end breakdown (first repeat)
 };
 
 /// Run it. `progress` gets one line per step.
