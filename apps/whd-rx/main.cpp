@@ -1,5 +1,6 @@
 // whd-rx: decode a WHD-HRP capture to payload bytes and a JSON report.
 // Option parsing, wiring and logging only; the receive chain lives in baseband/.
+#include <whd/baseband/frame_dump.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/report.hpp>
@@ -19,6 +20,7 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -45,6 +47,9 @@ struct options {
   std::optional<double> sample_rate;
   bool quiet = false;
   int verbose = 0;
+  std::string dump;                      // --dump: constellation and channel of chosen frames (JSON)
+  std::string dump_frames = "0";         // accepted-frame indices, comma-separated
+  uint32_t dump_symbols = 64;            // data symbols dumped per frame
 };
 
 const char* const DESCRIPTION = R"(whd-rx - WirelessHD HRP (WHD-HRP profile 1) receiver
@@ -84,6 +89,11 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("sample-rate", po::value<double>()->value_name("SPS"), "sample rate used to state CFO in Hz (default: the meta's core:sample_rate, else 2.538e9)")
     ("truth,t", po::value(&o.truth)->value_name("FILE"), "compare the payload with FILE; the report adds bit errors and BER")
     ("threads,j", po::value(&o.threads)->value_name("N")->default_value(0), "CPU worker threads (0: all cores)")
+    ("dump", po::value(&o.dump)->value_name("FILE"),
+     "write, as JSON, the equalised points (after the pilot phase), the channel estimate and the per-tone SNR of the frames "
+     "--dump-frames names, as the CPU reference decodes them")
+    ("dump-frames", po::value(&o.dump_frames)->value_name("LIST")->default_value("0"), "accepted frames to dump, 0-based, e.g. 0,2")
+    ("dump-symbols", po::value(&o.dump_symbols)->value_name("N")->default_value(64), "data symbols dumped per frame")
     ("quiet,q", po::bool_switch(&o.quiet), "only warnings and errors on standard error, no progress")
     ("verbose,v", po::value<int>()->implicit_value(1)->zero_tokens(), "more log detail (debug)");
   po::options_description hidden;
@@ -128,6 +138,8 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--sample-rate must be positive";
   } else if (o.report.empty()) {
     problem = "--report needs a file name or '-'";
+  } else if (o.dump_frames.empty() || o.dump_frames.find_first_not_of("0123456789,") != std::string::npos) {
+    problem = "--dump-frames must be frame indices separated by commas, e.g. 0,2, not '" + o.dump_frames + "'";
   }
   if (!problem.empty()) {
     std::cerr << "whd-rx: " << problem << "\nTry 'whd-rx --help'.\n";
@@ -235,6 +247,30 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
   return bb::make_cpu_receiver(cfg);
 }
 
+/// --dump: the chosen frames decoded again by the CPU reference, as JSON.
+bool write_dump(const options& o, const tr::sample_source& src, const bb::rx_config& cfg, spdlog::logger& log)
+{
+  bb::frame_dump_config d;
+  d.frames.clear();
+  std::stringstream list(o.dump_frames);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (!item.empty()) {
+      d.frames.push_back(std::stoull(item));
+    }
+  }
+  d.max_symbols = o.dump_symbols;
+  const auto dumps = bb::dump_frames(src, cfg, d);
+  std::ofstream f(o.dump);
+  f << bb::frame_dumps_json(dumps).dump(1) << "\n";
+  f.close();
+  if (!f) {
+    log.error("cannot write dump '{}'", o.dump);
+    return false;
+  }
+  log.info("dump: {} of {} frame(s) asked for, {} data symbols each at most, to '{}'", dumps.size(), d.frames.size(), d.max_symbols, o.dump);
+  return true;
+}
+
 int run(const options& o)
 {
   auto log = spdlog::stderr_color_mt("whd-rx");
@@ -296,6 +332,9 @@ int run(const options& o)
       log->error("cannot write report '{}'", o.report);
       return EXIT_RUNTIME;
     }
+  }
+  if (!o.dump.empty() && !write_dump(o, reader, cfg, *log)) {
+    return EXIT_RUNTIME;
   }
   log->info("{} frame(s), {} header failure(s), {} data symbols, {} payload bytes in {:.3f} s", result.frames.size(),
             result.header_failures.size(), result.data_symbols, result.payload_bytes, seconds);
