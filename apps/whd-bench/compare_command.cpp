@@ -33,6 +33,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
     ("links", po::value(&links)->default_value(links), "GPU link packings, comma-separated")
     ("batch", po::value(&c.gpu_batch)->default_value(c.gpu_batch), "GPU data symbols per batch")
     ("no-gpu", "skip the GPU backend even when a GPU is present")
+    ("no-plain-one-thread", "time the plain chain on all threads only (one thread is slow on large captures)")
     ("warmup", po::value(&c.warmup)->default_value(c.warmup), "untimed runs of each backend first")
     ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each backend (median reported)")
     ("json", po::value(&json), "write the result as JSON to this file")
@@ -55,6 +56,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
       throw std::invalid_argument("no capture given");
     }
     c.gpu = vm.count("no-gpu") == 0;
+    c.plain_one_thread = vm.count("no-plain-one-thread") == 0;
     c.links.clear();
     std::stringstream ls(links);
     for (std::string l; std::getline(ls, l, ',');) {

@@ -156,11 +156,11 @@ compare_bench_result run_compare_bench(const compare_bench_config& cfg, const st
         s.t.push_back(seconds_since(t0));
       }
     }
-    for (unsigned nt : {threads, 1u}) {
+    for (int one = 0; one < (cfg.plain_one_thread && threads != 1 ? 2 : 1); ++one) {
       const auto t0 = steady::now();
-      chain.run(reader, nt, plain_out);
+      chain.run(reader, one ? 1u : threads, plain_out);
       if (rep >= 0) {
-        (nt == threads ? plain_all : plain_one).push_back(seconds_since(t0));
+        (one ? plain_one : plain_all).push_back(seconds_since(t0));
       }
     }
   }
@@ -181,13 +181,11 @@ compare_bench_result run_compare_bench(const compare_bench_config& cfg, const st
     progress(row.name + ": " + std::to_string(row.ns_per_symbol) + " ns/symbol end to end");
   }
   r.rows.push_back(plain);
-  if (plain_one.size()) {
+  if (!plain_one.empty()) {
     compare_row one{"plain liquid-dsp", "located symbols", 1, summarise(plain_one), 0.0, 0.0, std::nullopt};
     one.ns_per_symbol = one.time.median_s * 1e9 / n;
     one.speedup_vs_plain = plain.ns_per_symbol / one.ns_per_symbol;
-    if (threads != 1) {
-      r.rows.push_back(one);
-    }
+    r.rows.push_back(one);
   }
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     for (std::size_t k = i + 1; k < subjects.size(); ++k) {

@@ -29,6 +29,7 @@ struct compare_bench_config {
   std::vector<transport::link_format> links{transport::link_format::f32, transport::link_format::half,
                                             transport::link_format::int8};
   std::size_t gpu_batch = 1u << 15; ///< GPU data symbols per batch
+  bool plain_one_thread = true;    ///< also time the plain chain on one thread (slow on large captures)
   int warmup = 1;
   int repeats = 5;
   std::string commit, command;
