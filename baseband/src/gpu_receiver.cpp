@@ -23,15 +23,24 @@ frame_params make_frame_params(const located_frame& f)
   fp.cfo_cps = f.sync.cfo_cps;
   fp.window_offset = double(f.sync.fft0 - f.sync.start);
   fp.mod = int32_t(f.info.mod);
-  for (int u = 0; u < profile::NOF_USED; ++u) {
-    fp.inv_re[u] = f.channel.inv[std::size_t(u)].real();
-    fp.inv_im[u] = f.channel.inv[std::size_t(u)].imag();
+  for (int d = 0; d < profile::NOF_DATA; ++d) {
+    const cf32 inv = f.channel.inv[std::size_t(profile::DATA_USED[std::size_t(d)])];
+    fp.inv_re[d] = inv.real();
+    fp.inv_im[d] = inv.imag();
   }
   for (int i = 0; i < profile::NOF_PILOTS; ++i) {
     const cf32 h = f.channel.h[std::size_t(profile::PILOT_USED[std::size_t(i)])];
     fp.hconj_re[i] = h.real();
     fp.hconj_im[i] = -h.imag();
   }
+  for (int t = 0; t < 64; ++t) {
+    const cf32 r = derotation(f.sync.cfo_cps * t);
+    fp.rot_re[t] = r.real();
+    fp.rot_im[t] = r.imag();
+  }
+  const cf32 step = derotation(f.sync.cfo_cps * 64.0);
+  fp.step_re = step.real();
+  fp.step_im = step.imag();
   return fp;
 }
 

@@ -19,10 +19,15 @@ struct frame_params {
   double window_offset; ///< first FFT window of the frame minus its start [samples]
   int32_t mod;          ///< profile::modulation
   int32_t pad;
-  float inv_re[profile::NOF_USED];  ///< 1/H on used tones
-  float inv_im[profile::NOF_USED];
+  float inv_re[profile::NOF_DATA];     ///< 1/H on data tones (data tone order)
+  float inv_im[profile::NOF_DATA];
   float hconj_re[profile::NOF_PILOTS]; ///< conj(H) on pilots
   float hconj_im[profile::NOF_PILOTS];
+  /// e^{-j 2 pi cfo t} for t = 0..63 and e^{-j 2 pi cfo 64}, from double: each
+  /// thread's derotation starts from them with one sincospif per symbol.
+  float rot_re[64];
+  float rot_im[64];
+  float step_re, step_im;
 };
 
 /// One data symbol of a batch: which frame, which symbol m of it.

@@ -74,14 +74,15 @@ __device__ __forceinline__ float2 derotation(float base, float cfo, int n)
   return make_float2(c, s);
 }
 
-/// Derotate v[j] = x[n0 + stride j] (j = 0..7): two sincospif and seven products
-/// instead of eight sincospif; the recurrence adds at most a few ulp.
-__device__ __forceinline__ void derotate8(float2 (&v)[8], float base, float cfo, int n0, int stride)
+/// Derotate v[j] = x[t + 64 j] (j = 0..7): one sincospif for the window's phase,
+/// the frame's per-thread start and step from double, and products; the
+/// recurrence adds at most a few ulp.
+__device__ __forceinline__ void derotate8(float2 (&v)[8], float base, const frame_params& fp, int t)
 {
-  float2 r = derotation(base, cfo, n0);
   float s, c;
-  sincospif(-2.0f * cfo * float(stride), &s, &c);
-  const float2 step = make_float2(c, s);
+  sincospif(-2.0f * base, &s, &c);
+  float2 r = cmulf(make_float2(c, s), make_float2(fp.rot_re[t], fp.rot_im[t]));
+  const float2 step = make_float2(fp.step_re, fp.step_im);
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     v[j] = cmulf(v[j], r);
@@ -115,10 +116,7 @@ __device__ __forceinline__ void pilot_rotation(const float2* y, const frame_para
 /// Equalise, demap and pack one symbol's payload bytes (Y in natural bin order).
 __device__ __forceinline__ void demap_bytes(const float2* y, const frame_params& fp, float2 rot, uint8_t* out, int t)
 {
-  auto equalised = [&](int d) {
-    const int u = D_TONES.data_used[d];
-    return cmulf(cmulf(y[D_TONES.data_bin[d]], make_float2(fp.inv_re[u], fp.inv_im[u])), rot);
-  };
+  auto equalised = [&](int d) { return cmulf(cmulf(y[D_TONES.data_bin[d]], make_float2(fp.inv_re[d], fp.inv_im[d])), rot); };
   if (fp.mod == int(profile::modulation::qpsk)) {
     for (int byte = t; byte < profile::NOF_DATA / 4; byte += GROUP) {
       unsigned bits = 0;

@@ -34,17 +34,17 @@ __global__ void __launch_bounds__(BLOCK) decode_kernel(batch_view b)
   const frame_params& fp = b.frames[desc.frame];
   const float scale = b.scales[s];
   const float base = window_phase(fp, desc.m);
-  const float cfo = float(fp.cfo_cps);
 
-  // Each group synchronises on its own hardware barrier (ids 1..4; 0 is __syncthreads).
-  const whd::fft::transform_sync sync{1 + g};
+  // Block-wide barriers: the groups run the same code in step, and named barriers
+  // per group (5 ids a block) limited the SM to 4 blocks (ncu, 2026-11-22).
+  const whd::fft::block_sync sync{};
   float2 v[fd::VALUES];
 #pragma unroll
   for (int j = 0; j < fd::VALUES; ++j) {
     v[j] = load_sample<FMT>(b.samples, s * p::N + std::size_t(fd::input_index(t, j)), scale);
   }
   static_assert(fd::input_index(0, 1) - fd::input_index(0, 0) == 64 && fd::input_index(1, 0) == 1, "derotate8 assumes x[t + 64 j]");
-  derotate8(v, base, cfo, t, fd::THREADS);
+  derotate8(v, base, fp, t);
   fd::forward<ALGO>(v, smem[g], t, sync);
   sync(); // the transform's last scratch reads are done before Y overwrites it
   float2* y = smem[g];
@@ -63,16 +63,30 @@ __global__ void __launch_bounds__(BLOCK) decode_kernel(batch_view b)
 } // namespace
 
 /// Launch the fused kernel for link form FMT with the FFT exchange `exch`.
+template <transport::link_format FMT, class ALGO>
+void launch_decode_algo(const batch_view& b, cudaStream_t stream)
+{
+  // The largest shared-memory carve-out, so that shared memory (18 KB a block)
+  // does not limit the blocks per SM before registers do (once per process).
+  static const bool carved = [] {
+    WHD_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<FMT, ALGO>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+    return true;
+  }();
+  (void)carved;
+  const dim3 grid(unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK));
+  decode_kernel<FMT, ALGO><<<grid, BLOCK, 0, stream>>>(b);
+  WHD_CUDA_CHECK_LAUNCH();
+}
+
 template <transport::link_format FMT>
 void launch_decode_form(fft::exchange exch, const batch_view& b, cudaStream_t stream)
 {
-  const dim3 grid(unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK));
   if (exch == fft::exchange::shfl) {
-    decode_kernel<FMT, fd::algo_of<fft::exchange::shfl>><<<grid, BLOCK, 0, stream>>>(b);
+    launch_decode_algo<FMT, fd::algo_of<fft::exchange::shfl>>(b, stream);
   } else {
-    decode_kernel<FMT, fd::algo_of<fft::exchange::smem>><<<grid, BLOCK, 0, stream>>>(b);
+    launch_decode_algo<FMT, fd::algo_of<fft::exchange::smem>>(b, stream);
   }
-  WHD_CUDA_CHECK_LAUNCH();
 }
 
 } // namespace whd::baseband::gpu

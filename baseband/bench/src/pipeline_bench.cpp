@@ -443,8 +443,7 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
         tr::capture_reader rd(info2);
         bb::gpu_config g;
         g.link = fmt;
-        g.symbols_per_batch = cfg.symbols_per_batch;
-        g.nof_streams = nof_streams;
+        // Region (c) is the receiver as whd-rx runs it: its own batch and stream defaults.
         g.nof_gpus = gpus;
         auto rx = bb::make_gpu_receiver(rxc, g);
         file_sink sink(out_path);
