@@ -119,3 +119,35 @@ TEST(link_pack, auto_choice_and_names)
 }
 
 } // namespace
+
+namespace {
+
+TEST(link_pack, non_finite_samples_are_packed_as_zero_and_counted)
+{
+  constexpr std::size_t N = 512;
+  std::vector<whd::cf32> x(2 * N, whd::cf32(0.5f, -0.25f));
+  x[3] = {NAN, 0.0f};
+  x[10] = {0.0f, INFINITY};
+  x[N + 7] = {-INFINITY, NAN};
+  const std::vector<uint64_t> starts{0, N};
+  const std::span<const std::byte> raw(reinterpret_cast<const std::byte*>(x.data()), x.size() * sizeof(whd::cf32));
+  for (auto fmt : {tr::link_format::f32, tr::link_format::half, tr::link_format::int8}) {
+    std::vector<std::byte> out(2 * N * tr::link_bytes_per_sample(fmt));
+    std::vector<float> scales(2);
+    std::vector<uint32_t> bad(2, 99);
+    tr::pack_windows(whd::datatype::cf32_le, raw, starts, N, fmt, out, scales, bad);
+    EXPECT_EQ(bad[0], 2u) << tr::to_string(fmt);
+    EXPECT_EQ(bad[1], 1u) << tr::to_string(fmt);
+    const std::size_t bps = tr::link_bytes_per_sample(fmt);
+    for (std::size_t k : {std::size_t(3), std::size_t(10), N + 7}) {
+      for (std::size_t b = 0; b < bps; ++b) {
+        EXPECT_EQ(out[k * bps + b], std::byte{0}) << tr::to_string(fmt) << " sample " << k;
+      }
+    }
+    for (float s : scales) {
+      EXPECT_TRUE(std::isfinite(s) && s > 0.0f) << tr::to_string(fmt);
+    }
+  }
+}
+
+} // namespace

@@ -68,11 +68,11 @@ float max_abs(const float* iq, std::size_t count)
 } // namespace
 
 void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const uint64_t> starts, std::size_t window_len,
-                  link_format fmt, std::span<std::byte> out, std::span<float> scales)
+                  link_format fmt, std::span<std::byte> out, std::span<float> scales, std::span<uint32_t> bad)
 {
   const std::size_t in_bps = bytes_per_sample(type);
   const std::size_t out_bpw = window_len * link_bytes_per_sample(fmt);
-  if (out.size() < starts.size() * out_bpw || scales.size() < starts.size()) {
+  if (out.size() < starts.size() * out_bpw || scales.size() < starts.size() || (!bad.empty() && bad.size() < starts.size())) {
     throw std::invalid_argument("pack_windows: output smaller than the windows");
   }
   thread_local std::vector<float> iq;
@@ -83,6 +83,9 @@ void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const
     }
     const std::byte* src = raw.data() + starts[w] * in_bps;
     std::byte* dst = out.data() + w * out_bpw;
+    if (!bad.empty()) {
+      bad[w] = 0;
+    }
     // ci8 over the int8 link: the capture's bytes cross as they are.
     if (fmt == link_format::int8 && type == datatype::ci8) {
       std::memcpy(dst, src, out_bpw);
@@ -90,6 +93,19 @@ void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const
       continue;
     }
     load_window(type, src, window_len, iq.data());
+    if (type == datatype::cf32_le) {
+      // Non-finite samples are taken as 0 (a sample is bad if I or Q is).
+      uint32_t n = 0;
+      for (std::size_t i = 0; i < window_len; ++i) {
+        if (!std::isfinite(iq[2 * i]) || !std::isfinite(iq[2 * i + 1])) {
+          iq[2 * i] = iq[2 * i + 1] = 0.0f;
+          ++n;
+        }
+      }
+      if (!bad.empty()) {
+        bad[w] = n;
+      }
+    }
     if (fmt == link_format::f32) {
       std::memcpy(dst, iq.data(), out_bpw);
       scales[w] = 1.0f;

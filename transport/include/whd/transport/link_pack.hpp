@@ -48,8 +48,11 @@ link_format auto_link_format(datatype capture_type);
 /// @param fmt        link form of `out`
 /// @param[out] out    starts.size() * window_len * link_bytes_per_sample(fmt) bytes
 /// @param[out] scales one float per window: the device multiplies by it
+/// @param[out] bad    optional, one count per window: non-finite samples (NaN or Inf
+///                    in I or Q of a cf32 capture), which are packed as 0, as the CPU
+///                    backend takes them
 void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const uint64_t> starts, std::size_t window_len,
-                  link_format fmt, std::span<std::byte> out, std::span<float> scales);
+                  link_format fmt, std::span<std::byte> out, std::span<float> scales, std::span<uint32_t> bad = {});
 
 /// Convert one IEEE binary16 to float (host reference for tests).
 float half_to_float(uint16_t h);
