@@ -52,6 +52,11 @@ std::optional<locator_event> frame_locator::next(const transport::sample_source&
     if (src.read(s->fft0, head) != head.size()) {
       return std::nullopt; // the capture ends before the header is whole: nothing decodable
     }
+    // Non-finite samples in the three FFT windows are taken as 0 and counted.
+    uint64_t bad = 0;
+    for (uint64_t m = 0; m < 3; ++m) {
+      bad += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
+    }
     std::array<std::array<cf32, p::N>, 3> y{};
     for (uint64_t m = 0; m < 3; ++m) {
       const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
@@ -66,7 +71,7 @@ std::optional<locator_event> frame_locator::next(const transport::sample_source&
     p::header_fields hdr;
     const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
     if (status != p::header_status::ok) {
-      ev.failure = header_failure{s->start, status};
+      ev.failure = header_failure{s->start, status, bad};
       ev.resume = s->start + p::NOF_PREAMBLE_SYMBOLS * L;
       return ev;
     }
@@ -79,6 +84,7 @@ std::optional<locator_event> frame_locator::next(const transport::sample_source&
     f.info.seq = hdr.seq;
     f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
     f.info.snr_dB = ch.snr_dB;
+    f.info.bad_samples = bad;
     // Data symbols present: those whose FFT window lies inside the capture. The
     // window ends timing_backoff samples before the symbol as located, so a symbol
     // whose first path was located a sample or two late, or whose last few samples

@@ -51,6 +51,10 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
   }
   r["frames"] = nlohmann::json::array();
   for (const auto& f : res.frames) {
+    auto bad_symbols = nlohmann::json::array();
+    for (const auto& run : f.bad_symbols) {
+      bad_symbols.push_back({run.first, run.count});
+    }
     r["frames"].push_back({{"start", f.start},
                            {"mod", profile::to_string(f.mod)},
                            {"nd", f.nd},
@@ -60,13 +64,16 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
                            {"cfo_hz", f.cfo_Hz},
                            {"snr_db", f.snr_dB},
                            {"payload_offset", f.payload_offset},
-                           {"payload_bytes", f.payload_bytes}});
+                           {"payload_bytes", f.payload_bytes},
+                           {"bad_samples", f.bad_samples},
+                           {"bad_symbols", std::move(bad_symbols)}});
   }
   r["header_failures"] = nlohmann::json::array();
   for (const auto& h : res.header_failures) {
-    r["header_failures"].push_back({{"start", h.start}, {"reason", profile::to_string(h.reason)}});
+    r["header_failures"].push_back({{"start", h.start}, {"reason", profile::to_string(h.reason)}, {"bad_samples", h.bad_samples}});
   }
   r["payload_bytes"] = res.payload_bytes;
+  r["interrupted"] = res.interrupted;
   r["timing"] = timing_json(t);
   if (truth) {
     r["truth"] = {{"path", truth->path},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 
 namespace whd::baseband {
@@ -29,6 +30,35 @@ const std::array<cf32, p::N>& preamble_body()
 }
 
 namespace {
+/// 1 when `x` is NaN or infinite (all exponent bits set), else 0. On the bits and
+/// without branches, so that the counting loop below vectorises (the detector runs
+/// it over every sample of a capture).
+inline uint32_t non_finite(float x)
+{
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return (b & 0x7F800000u) == 0x7F800000u ? 1u : 0u;
+}
+} // namespace
+
+std::size_t zero_non_finite(std::span<cf32> x)
+{
+  std::size_t n = 0;
+  for (const cf32& v : x) {
+    n += non_finite(v.real()) | non_finite(v.imag());
+  }
+  if (n == 0) {
+    return 0; // the usual case: read only
+  }
+  for (cf32& v : x) {
+    if ((non_finite(v.real()) | non_finite(v.imag())) != 0) {
+      v = cf32{};
+    }
+  }
+  return n;
+}
+
+namespace {
 constexpr std::size_t BLOCK = 1 << 16; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
 constexpr std::size_t W = p::N;
@@ -42,7 +72,12 @@ detector::detector(const rx_config& cfg) : cfg_(cfg), buf_(BLOCK_SAMPLES), sp_re
 std::optional<detection> detector::next(const transport::sample_source& src, uint64_t from, const progress_fn& progress)
 {
   const uint64_t total = src.size();
+  stopped_ = false;
   for (uint64_t base = from; base + L + W <= total; base += BLOCK) {
+    if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
+      stopped_ = true;
+      return std::nullopt;
+    }
     if (progress) {
       progress(base, total);
     }
@@ -51,6 +86,9 @@ std::optional<detection> detector::next(const transport::sample_source& src, uin
     if (got < L + W) {
       return std::nullopt;
     }
+    // A NaN would make every prefix sum after it NaN, and the metric of every
+    // position of the block with it.
+    zero_non_finite(std::span<cf32>(buf_.data(), got));
     const std::size_t nof_pos = got - L - W + 1;
     // Prefix sums in double: P terms conj(r[i]) r[i+L] and energies |r[i]|^2.
     sp_re_[0] = sp_im_[0] = se_[0] = 0.0;
@@ -119,6 +157,7 @@ std::optional<frame_sync> synchronize(const transport::sample_source& src, const
   if (src.read(first, r) != r.size()) {
     return std::nullopt;
   }
+  zero_non_finite(r);
   // Coarse CFO correction (the phase reference does not matter for |xc|).
   for (std::size_t i = 0; i < r.size(); ++i) {
     const double ph = -2.0 * std::numbers::pi * std::remainder(d.cfo_cps * double(i), 1.0);
@@ -191,6 +230,7 @@ std::optional<frame_sync> synchronize(const transport::sample_source& src, const
   if (src.read(s.fft0, w) != w.size()) {
     return std::nullopt;
   }
+  zero_non_finite(w);
   double pre = 0.0, pim = 0.0;
   for (int i = 0; i < p::N; ++i) {
     const cf32 a = w[std::size_t(i)], b = w[std::size_t(i + p::SYMBOL_LEN)];

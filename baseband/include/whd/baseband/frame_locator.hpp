@@ -37,8 +37,13 @@ public:
   frame_locator(const frame_locator&) = delete;
   frame_locator& operator=(const frame_locator&) = delete;
 
-  /// The next frame or header failure at or after `pos`; nullopt at the end.
+  /// The next frame or header failure at or after `pos`; nullopt at the end, or when
+  /// rx_config::stop is raised during the search (then stopped() is true).
+  /// Non-finite samples in the preamble and header windows are taken as 0 and
+  /// counted in the frame's or the failure's `bad_samples`.
   std::optional<locator_event> next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress = {});
+  /// The last next() returned nullopt because rx_config::stop was raised.
+  bool stopped() const noexcept { return det_.stopped(); }
 
 private:
   struct plan;

@@ -6,6 +6,7 @@
 
 #include <whd/baseband/profile.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -40,6 +41,19 @@ struct rx_config {
   unsigned nof_threads = 0;
   /// Data symbols decoded per batch (bounds memory for long frames).
   std::size_t symbols_per_batch = 4096;
+  /// Cancellation (may be null; must outlive run()): once it reads true, run()
+  /// starts no further frame (a frame being decoded is finished) and the search
+  /// stops at its next block of samples; the result and the payload then hold
+  /// the frames finished so far, and receive_result::interrupted is set. It is
+  /// only read, with relaxed loads, so a signal handler may set it.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+/// Consecutive data symbols of a frame: first is 0 for the frame's first data symbol.
+struct symbol_run {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  friend bool operator==(const symbol_run&, const symbol_run&) = default;
 };
 
 /// One accepted frame (profile §9 "frames").
@@ -54,12 +68,22 @@ struct frame_result {
   double snr_dB = 0.0;           ///< preamble SNR, signal over whole-band noise (as whd-tx states SNR)
   uint64_t payload_offset = 0;   ///< first byte of this frame in the payload file
   uint64_t payload_bytes = 0;    ///< bytes written for this frame
+  /// Non-finite samples (NaN or Inf in I or Q) in the FFT windows the frame was
+  /// decoded from (preamble, header, data symbols decoded): each was taken as 0.
+  /// Non-zero marks a frame whose bits may be wrong where they lie.
+  uint64_t bad_samples = 0;
+  /// The data symbols whose FFT windows held any of them, in order: their payload
+  /// bytes are written (the payload stays whole symbols) but are unreliable.
+  std::vector<symbol_run> bad_symbols;
 };
 
 /// A preamble whose header was rejected (profile §4).
 struct header_failure {
   uint64_t start = 0;
   profile::header_status reason = profile::header_status::crc;
+  /// Non-finite samples (taken as 0) in the preamble and header FFT windows: the
+  /// likely cause of the failure when non-zero.
+  uint64_t bad_samples = 0;
 };
 
 /// Everything a run found.
@@ -72,6 +96,9 @@ struct receive_result {
   /// Where the time went, per stage of the backend (for benchmarks; names are the
   /// backend's own, seconds of wall time, stages of different threads overlap).
   std::vector<std::pair<std::string, double>> stage_seconds;
+  /// rx_config::stop ended the run before the end of the source: the frames listed
+  /// (and their payload) are complete, but frames after them were not searched.
+  bool interrupted = false;
 };
 
 /// Where payload bytes go, in capture order.

@@ -9,6 +9,10 @@
 /// Fine timing: cross-correlation with the known preamble body after a coarse
 /// CFO correction; the first path within G/2 before the peak, backed off into
 /// the guard. CFO: arg P over the exact FFT windows of the two preamble symbols.
+///
+/// Non-finite samples (NaN or Inf, which a cf32 capture may hold and integer ones
+/// cannot) are taken as 0 by every step here, so that one of them costs the
+/// windows it lies in and not, through a running sum, everything after it.
 #pragma once
 
 #include <whd/baseband/profile.hpp>
@@ -17,14 +21,21 @@
 #include <whd/transport/sample_types.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace whd::baseband {
 
 /// The preamble symbol's 512 body samples, as transmitted (profile §2, unit-free).
 const std::array<cf32, profile::N>& preamble_body();
+
+/// Replaces every sample whose I or Q is NaN or infinite by 0.
+/// @param[in,out] x samples, any length
+/// @return the number of samples replaced
+std::size_t zero_non_finite(std::span<cf32> x);
 
 /// A coarse detection.
 struct detection {
@@ -47,12 +58,17 @@ inline uint64_t fft_window(const frame_sync& s, uint64_t m) { return s.fft0 + m 
 class detector {
 public:
   explicit detector(const rx_config& cfg);
-  /// First detection whose window starts at or after `from`; nullopt at the end of the source.
+  /// First detection whose window starts at or after `from`; nullopt at the end of the
+  /// source, or when rx_config::stop is raised (checked before each block of samples).
   /// `progress` (may be empty) is told how far the scan has gone.
   std::optional<detection> next(const transport::sample_source& src, uint64_t from, const progress_fn& progress = {});
+  /// The last next() returned nullopt because rx_config::stop was raised, not because
+  /// the source ended.
+  bool stopped() const noexcept { return stopped_; }
 
 private:
   rx_config cfg_;
+  bool stopped_ = false;
   std::vector<cf32> buf_;
   std::vector<double> sp_re_, sp_im_, se_;
 };
