@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
 
 namespace whd::transport::detail {
 
@@ -40,26 +41,77 @@ std::string read_text(const std::filesystem::path& meta_path)
   return text;
 }
 
+/// e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...
+/// last read: 'TOKEN'; expected ..."; the part a person reads. TOKEN is as long as the
+/// bad token (each control character in it 8 characters long, and it may hold
+/// "'; expected" itself): its middle is cut, and the whole is bounded.
+std::string json_message(const json::exception& e)
+{
+  std::string what = e.what();
+  if (const auto pos = what.find("] "); what.starts_with("[json.exception") && pos != std::string::npos) {
+    what.erase(0, pos + 2);
+  }
+  constexpr std::string_view LAST_READ = "last read: '";
+  constexpr std::size_t KEEP_HEAD = 40, KEEP_TAIL = 16, MAX_CHARS = 400;
+  if (const auto open = what.find(LAST_READ); open != std::string::npos) {
+    const std::size_t first = open + LAST_READ.size();
+    std::size_t close = what.rfind("'; expected");
+    if (close == std::string::npos || close < first) {
+      close = what.rfind('\'');
+    }
+    if (close != std::string::npos && close > first && close - first > KEEP_HEAD + KEEP_TAIL + 3) {
+      what.replace(first + KEEP_HEAD, close - first - KEEP_HEAD - KEEP_TAIL, "...");
+    }
+  }
+  if (what.size() > MAX_CHARS) {
+    what.resize(MAX_CHARS - 3);
+    what += "...";
+  }
+  return what;
+}
+
 json parse_json(const std::filesystem::path& meta_path, const std::string& text)
 {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...";
-    // keep the part a person reads.
-    std::string what = e.what();
-    if (const auto pos = what.find("] "); what.starts_with("[json.exception") && pos != std::string::npos) {
-      what.erase(0, pos + 2);
-    }
-    fail(meta_path, "SigMF meta is not valid JSON: " + what + " (byte " + std::to_string(e.byte) +
+    fail(meta_path, "SigMF meta is not valid JSON: " + json_message(e) + " (byte " + std::to_string(e.byte) +
                         "); fix the JSON or record the capture again");
+  } catch (const json::exception& e) {
+    // A number too large for a double (out_of_range.406, "1e400") is valid JSON
+    // syntax that the parser still refuses.
+    fail(meta_path, "SigMF meta cannot be read: " + json_message(e) + "; fix the JSON or record the capture again");
   }
+}
+
+/// A value as a message shows it: scalars as JSON (long strings shortened), arrays
+/// and objects by their size only. json::dump recurses once per level of nesting,
+/// so dumping a hostile meta's `[[[[...]]]]` would overflow the stack.
+std::string describe(const json& value)
+{
+  if (value.is_array()) {
+    return "an array of " + std::to_string(value.size()) + " elements";
+  }
+  if (value.is_object()) {
+    return "an object of " + std::to_string(value.size()) + " members";
+  }
+  constexpr std::size_t MAX_CHARS = 80;
+  std::string text = value.dump();
+  if (text.size() > MAX_CHARS) {
+    std::size_t cut = MAX_CHARS;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80u) {
+      --cut; // not inside a UTF-8 sequence
+    }
+    text.resize(cut);
+    text += "...";
+  }
+  return text;
 }
 
 uint64_t read_count(const std::filesystem::path& meta_path, const json& value, const std::string& where)
 {
   if (!value.is_number_unsigned()) {
-    fail(meta_path, where + " is " + value.dump() + ", not a non-negative integer as SigMF requires; fix the meta");
+    fail(meta_path, where + " is " + describe(value) + ", not a non-negative integer as SigMF requires; fix the meta");
   }
   return value.get<uint64_t>();
 }
@@ -67,7 +119,7 @@ uint64_t read_count(const std::filesystem::path& meta_path, const json& value, c
 std::string read_string(const std::filesystem::path& meta_path, const json& value, const std::string& where)
 {
   if (!value.is_string()) {
-    fail(meta_path, where + " is " + value.dump() + ", not a string as SigMF requires; fix the meta");
+    fail(meta_path, where + " is " + describe(value) + ", not a string as SigMF requires; fix the meta");
   }
   return value.get<std::string>();
 }
@@ -116,7 +168,7 @@ void check_layout(const std::filesystem::path& meta_path, const json& root, cons
 {
   if (const auto n = global.find("core:num_channels"); n != global.end()) {
     if (read_count(meta_path, *n, "global \"core:num_channels\"") != 1) {
-      fail(meta_path, "records " + n->dump() + " interleaved channels; only single-channel recordings are "
+      fail(meta_path, "records " + describe(*n) + " interleaved channels; only single-channel recordings are "
                       "supported: extract one channel into its own recording");
     }
   }
@@ -129,7 +181,7 @@ void check_layout(const std::filesystem::path& meta_path, const json& root, cons
       continue;
     }
     if (const auto h = c.find("core:header_bytes"); h != c.end() && !(h->is_number_unsigned() && *h == 0)) {
-      fail(meta_path, "a capture segment has \"core:header_bytes\": " + h->dump() +
+      fail(meta_path, "a capture segment has \"core:header_bytes\": " + describe(*h) +
                           "; data files with header bytes are not supported: strip the header from the data file "
                           "and remove the field");
     }
@@ -169,12 +221,12 @@ sigmf_meta read_sigmf_meta(const std::filesystem::path& meta_path)
   if (const auto t = parse_datatype(dt_name)) {
     meta.type = *t;
   } else {
-    fail(meta_path, "core:datatype \"" + dt_name + "\" is not supported; supported: " + supported_datatypes() +
+    fail(meta_path, "core:datatype " + describe(*dt) + " is not supported; supported: " + supported_datatypes() +
                         " (little-endian); convert the recording to one of them");
   }
   if (const auto rate = global->find("core:sample_rate"); rate != global->end()) {
     if (!rate->is_number() || !std::isfinite(rate->get<double>()) || rate->get<double>() <= 0.0) {
-      fail(meta_path, "global \"core:sample_rate\" is " + rate->dump() +
+      fail(meta_path, "global \"core:sample_rate\" is " + describe(*rate) +
                           ", not a positive number of samples per second; fix or remove it");
     }
     meta.sample_rate_sps = rate->get<double>();
