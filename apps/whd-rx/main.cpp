@@ -12,8 +12,12 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -22,6 +26,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <signal.h>
 #include <unistd.h>
 
 namespace po = boost::program_options;
@@ -32,6 +37,30 @@ namespace {
 
 constexpr int EXIT_RUNTIME = 1; // the capture or an output could not be used
 constexpr int EXIT_USAGE = 2;   // the command line is wrong
+constexpr int EXIT_SIGNAL = 128; // + the signal's number: stopped by SIGINT or SIGTERM
+
+// Set by the first SIGINT or SIGTERM; the receiver reads it between frames.
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set from a signal handler");
+
+extern "C" void on_stop_signal(int sig)
+{
+  g_signal = sig;
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+/// SIGINT and SIGTERM stop the run after the frame being decoded; a second one
+/// (the handler resets itself) ends the process at once.
+void catch_stop_signals()
+{
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
 
 struct options {
   std::string capture;
@@ -67,8 +96,22 @@ CAPTURE is a SigMF recording (NAME, NAME.sigmf-meta or NAME.sigmf-data) with
 core:datatype cf32_le, ci16_le or ci8, or a raw interleaved file whose extension
 names its format (.cf32/.cfile, .ci16/.sc16, .ci8/.sc8) or given by --format.
 
-Exit status: 0 the capture was read (with or without frames), 1 the capture or
-an output file could not be used, 2 the command line is wrong.
+Samples that are NaN or infinite (cf32 captures) are taken as 0; the frames whose
+windows held any are decoded and marked in the report (bad_samples, bad_symbols).
+
+SIGINT (Ctrl-C) or SIGTERM stops a CPU-backend run after the frame being decoded:
+the payload and report then hold every frame before, whole, and the report says
+"interrupted": true. A second signal ends it at once (outputs incomplete), as the
+first does on the GPU backend.
+
+Exit status:
+  0        the capture was read to its end (with or without frames);
+  1        the capture or an output file could not be used: a missing file, a
+           SigMF meta that is not JSON, lacks core:datatype or names another
+           datatype, a data file that is empty, shorter than one symbol (576
+           samples) or not whole samples, an unwritable output, a read error;
+  2        the command line is wrong;
+  128+SIG  stopped by signal SIG (130 SIGINT, 143 SIGTERM), outputs whole as above.
 
 Options)";
 
@@ -223,6 +266,50 @@ bb::progress_fn make_progress(bool enabled)
   };
 }
 
+/// Why a capture of this size cannot hold a frame, if it cannot.
+std::optional<std::string> unusable_size(const tr::capture_info& info)
+{
+  constexpr auto L = uint64_t(whd::profile::SYMBOL_LEN);
+  if (info.nof_samples == 0) {
+    return std::string("is empty: there are no samples to decode; check that the recording finished and that this "
+                       "is the right file");
+  }
+  if (info.nof_samples < L) {
+    return "holds " + std::to_string(info.nof_samples) + " " + std::string(whd::to_string(info.type)) +
+           " samples, fewer than one OFDM symbol (" + std::to_string(L) +
+           "), so no frame can be in it; check that the recording finished and that this is the right file";
+  }
+  return std::nullopt;
+}
+
+/// Annotations of the meta that reach past the data: the data file was likely cut.
+void warn_if_cut_short(const tr::capture_info& info, spdlog::logger& log)
+{
+  uint64_t reach = 0;
+  for (const auto& a : info.annotations) {
+    const uint64_t end = a.sample_count > UINT64_MAX - a.sample_start ? UINT64_MAX : a.sample_start + a.sample_count;
+    reach = std::max(reach, end);
+  }
+  if (reach > info.nof_samples) {
+    log.warn("'{}': its annotations reach sample {} but '{}' holds {} samples: the data file looks cut short; frames "
+             "past its end are reported truncated or not at all",
+             info.meta_path.string(), reach, info.data_path.string(), info.nof_samples);
+  }
+}
+
+/// Frames and rejected headers whose windows held NaN or infinite samples.
+void warn_bad_samples(const bb::receive_result& res, spdlog::logger& log)
+{
+  const auto frames = std::count_if(res.frames.begin(), res.frames.end(), [](const auto& f) { return f.bad_samples > 0; });
+  const auto failures = std::count_if(res.header_failures.begin(), res.header_failures.end(),
+                                      [](const auto& h) { return h.bad_samples > 0; });
+  if (frames > 0 || failures > 0) {
+    log.warn("{} frame(s) and {} rejected header(s) held NaN or infinite samples, decoded as 0: their bits may be wrong "
+             "(see bad_samples and bad_symbols in the report)",
+             frames, failures);
+  }
+}
+
 std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, spdlog::logger& log)
 {
   const int gpus = o.backend == "cpu" ? 0 : whd::cuda::device_count();
@@ -278,31 +365,43 @@ int run(const options& o)
   const auto t0 = std::chrono::steady_clock::now();
 
   tr::capture_info info;
+  std::unique_ptr<tr::capture_reader> reader;
   try {
     info = tr::open_capture(o.capture, o.format.empty() ? std::nullopt : whd::parse_datatype(o.format));
+    reader = std::make_unique<tr::capture_reader>(info);
   } catch (const tr::capture_error& e) {
     log->error("{}", e.what());
     return EXIT_RUNTIME;
   }
-  tr::capture_reader reader(info);
+  if (const auto problem = unusable_size(info)) {
+    log->error("'{}': {}", info.data_path.string(), *problem);
+    return EXIT_RUNTIME;
+  }
+  warn_if_cut_short(info, *log);
+  if (!o.truth.empty() && !std::ifstream(o.truth, std::ios::binary)) {
+    log->error("cannot read truth file '{}'; check the path given to --truth", o.truth);
+    return EXIT_RUNTIME;
+  }
   bb::rx_config cfg;
+  cfg.stop = &g_stop;
   cfg.nof_threads = o.threads;
   cfg.sample_rate_sps = o.sample_rate.value_or(info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
   auto rx = choose_backend(o, cfg, *log);
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
             o.payload.empty() ? std::string("no") : "'" + o.payload + "'", o.report == "-" ? "stdout" : "'" + o.report + "'");
-  if (info.nof_samples < uint64_t(whd::profile::SYMBOL_LEN)) {
-    log->warn("the capture holds {} samples, less than one symbol ({}): no frame can be in it", info.nof_samples,
-              whd::profile::SYMBOL_LEN);
-  }
 
+  // Only a backend that reads rx_config::stop may take the signals over; with any
+  // other, SIGINT and SIGTERM keep ending the process at once.
+  if (rx->backend() == "cpu") {
+    catch_stop_signals();
+  }
   std::unique_ptr<file_sink> file;
   if (!o.payload.empty()) {
     file = std::make_unique<file_sink>(o.payload);
   }
   tee_sink sink(file.get(), !o.truth.empty());
-  const auto result = rx->run(reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
+  const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
   if (file) {
     file->close();
   }
@@ -322,7 +421,8 @@ int run(const options& o)
   bb::input_description in{o.capture, std::string(whd::to_string(info.type)), info.nof_samples, info.sample_rate_sps};
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bb::timing_description timing{std::string(rx->backend()), "end-to-end", seconds, result.data_symbols, payload_bits};
-  const auto report = bb::make_report(in, result, timing, truth).dump(2);
+  // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
+  const auto report = bb::make_report(in, result, timing, truth).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (o.report == "-") {
     std::cout << report << "\n";
   } else {
@@ -333,7 +433,7 @@ int run(const options& o)
       return EXIT_RUNTIME;
     }
   }
-  if (!o.dump.empty() && !write_dump(o, reader, cfg, *log)) {
+  if (!o.dump.empty() && !write_dump(o, *reader, cfg, *log)) {
     return EXIT_RUNTIME;
   }
   log->info("{} frame(s), {} header failure(s), {} data symbols, {} payload bytes in {:.3f} s", result.frames.size(),
@@ -341,6 +441,14 @@ int run(const options& o)
   if (truth) {
     log->info("truth: {} bit errors in {} bits (BER {:.3g}), {} bits missing or extra", truth->bit_errors, truth->compared_bits,
               truth->ber(), truth->missing_bits);
+  }
+  warn_bad_samples(result, *log);
+  if (result.interrupted) {
+    const int sig = g_signal != 0 ? int(g_signal) : SIGINT;
+    log->warn("interrupted by {}: the payload and report hold the {} frame(s) decoded before it, whole; the capture was "
+              "not read to its end (the report says \"interrupted\": true)",
+              sig == SIGTERM ? "SIGTERM" : "SIGINT", result.frames.size());
+    return EXIT_SIGNAL + sig;
   }
   return 0;
 }
