@@ -9,6 +9,7 @@ packages=(
   libboost-program-options-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
   libliquid-dev libfftw3-dev
   python3 python3-numpy python3-matplotlib
+  clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh)
 )
 
 missing=()
