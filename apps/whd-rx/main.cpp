@@ -4,6 +4,7 @@
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/report.hpp>
+#include <whd/fft/tune_cache.hpp>
 #include <whd/transport/capture.hpp>
 #include <whd/transport/cuda.hpp>
 #include <whd/transport/link_pack.hpp>
@@ -70,8 +71,9 @@ struct options {
   std::string format;        // empty: from the extension / meta
   std::string truth;
   std::string link = "auto";
-  std::size_t batch = 1u << 15;
+  std::size_t batch = 1u << 13;
   int device = 0;
+  std::string gpus = "1";
   unsigned threads = 0;
   std::optional<double> sample_rate;
   bool quiet = false;
@@ -126,8 +128,10 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
      "GPU link packing: f32 (8 bytes/sample), half (4), int8 with a float scale per symbol (2); auto: int8 for ci8 captures (their bytes cross as they are), half otherwise")
-    ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(1u << 15), "GPU: data symbols per batch (one copy in, one kernel, one copy out)")
-    ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: CUDA device ordinal")
+    ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(1u << 13), "GPU: data symbols per batch (one copy in, one kernel, one copy out)")
+    ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: first CUDA device ordinal")
+    ("gpus", po::value(&o.gpus)->value_name("N|all")->default_value("1"),
+     "GPU: spread batches over N devices (from --device on), payload still in capture order; 'all' takes every device present")
     ("format,f", po::value(&o.format)->value_name("cf32_le|ci16_le|ci8"), "sample format of a raw capture (overrides its extension)")
     ("sample-rate", po::value<double>()->value_name("SPS"), "sample rate used to state CFO in Hz (default: the meta's core:sample_rate, else 2.538e9)")
     ("truth,t", po::value(&o.truth)->value_name("FILE"), "compare the payload with FILE; the report adds bit errors and BER")
@@ -175,6 +179,8 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--format must be cf32_le, ci16_le or ci8, not '" + o.format + "'";
   } else if (o.link != "auto" && !tr::parse_link_format(o.link)) {
     problem = "--link must be auto, f32, half or int8, not '" + o.link + "'";
+  } else if (o.gpus != "all" && (o.gpus.empty() || o.gpus.find_first_not_of("0123456789") != std::string::npos || std::stoul(o.gpus) == 0)) {
+    problem = "--gpus must be a positive number or 'all', not '" + o.gpus + "'";
   } else if (o.batch == 0) {
     problem = "--batch must be at least 1";
   } else if (o.sample_rate && !(*o.sample_rate > 0.0)) {
@@ -310,7 +316,7 @@ void warn_bad_samples(const bb::receive_result& res, spdlog::logger& log)
   }
 }
 
-std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, spdlog::logger& log)
+std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, whd::datatype capture_type, spdlog::logger& log)
 {
   const int gpus = o.backend == "cpu" ? 0 : whd::cuda::device_count();
   if (o.backend == "gpu" && gpus == 0) {
@@ -323,9 +329,23 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
     }
     g.symbols_per_batch = o.batch;
     g.device = o.device;
+    g.pack_threads = o.threads;
     if (o.device >= gpus) {
       throw std::runtime_error("--device " + std::to_string(o.device) + ": only " + std::to_string(gpus) + " CUDA device(s) present");
     }
+    const int wanted = o.gpus == "all" ? gpus - o.device : int(std::stoul(o.gpus));
+    g.nof_gpus = std::min(wanted, gpus - o.device);
+    if (g.nof_gpus < wanted) {
+      log.warn("--gpus {}: only {} CUDA device(s) from device {} on; using {}", o.gpus, gpus - o.device, o.device, g.nof_gpus);
+    }
+    // The FFT's exchange from the tune cache (whd-bench fft --tune), for the link's input type.
+    const auto tuned = whd::fft::load_tuned_choice();
+    const auto link = g.link.value_or(tr::auto_link_format(capture_type));
+    const auto input = link == tr::link_format::int8 ? whd::fft::input_type::ci8
+                       : link == tr::link_format::half ? whd::fft::input_type::cf16 : whd::fft::input_type::cf32;
+    g.fft_exchange = tuned[input].exch;
+    log.info("GPU: {} device(s) from {}, link {}, FFT exchange {} ({})", g.nof_gpus, o.device, tr::to_string(link),
+             g.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory", tuned.source);
     return bb::make_gpu_receiver(cfg, g);
   }
   if (o.backend == "auto") {
@@ -386,7 +406,7 @@ int run(const options& o)
   cfg.stop = &g_stop;
   cfg.nof_threads = o.threads;
   cfg.sample_rate_sps = o.sample_rate.value_or(info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
-  auto rx = choose_backend(o, cfg, *log);
+  auto rx = choose_backend(o, cfg, info.type, *log);
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
             o.payload.empty() ? std::string("no") : "'" + o.payload + "'", o.report == "-" ? "stdout" : "'" + o.report + "'");

@@ -82,6 +82,8 @@ struct segment {
   std::size_t first = 0; ///< first slot of the batch
   std::size_t count = 0;
   std::size_t bytes_per_symbol = 0;
+  std::size_t result = 0;   ///< index of the frame in receive_result::frames
+  uint32_t first_symbol = 0; ///< data symbol number (0 = the frame's first) of the first slot
 };
 
 /// One batch in flight on one GPU: its stream, pinned and device buffers.
@@ -89,7 +91,7 @@ struct slot {
   slot(int dev, std::size_t symbols, std::size_t max_frames, tr::link_format fmt)
       : device(dev), h_samples(symbols * p::N * tr::link_bytes_per_sample(fmt)), h_scales(symbols), h_desc(symbols),
         h_frames(max_frames), h_out(symbols * gpu::OUT_STRIDE), d_samples(h_samples.size()), d_scales(symbols), d_desc(symbols),
-        d_frames(max_frames), d_out(h_out.size()), done(false), starts(symbols)
+        d_frames(max_frames), d_out(h_out.size()), done(false), starts(symbols), bad(symbols)
   {
   }
   int device;
@@ -106,6 +108,7 @@ struct slot {
   cuda::device_buffer<uint8_t> d_out;
   cuda::event done;
   std::vector<uint64_t> starts; ///< first capture sample of each window
+  std::vector<uint32_t> bad;    ///< non-finite samples packed as 0, per window
   std::vector<segment> segments;
   std::size_t nof_frames = 0;
   uint64_t last_start = ~uint64_t(0); ///< start of the frame whose parameters are last
@@ -153,12 +156,18 @@ public:
       frame_locator locator(cfg_);
       uint64_t pos = 0;
       for (;;) {
+        // Frames are whole in the result and the payload: a stop is honoured between them.
+        if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
+          res.interrupted = true;
+          break;
+        }
         std::optional<locator_event> ev;
         {
           stage_timer t(times_.locate);
           ev = locator.next(src, pos, progress);
         }
         if (!ev) {
+          res.interrupted = locator.stopped();
           break;
         }
         pos = ev->resume;
@@ -172,7 +181,7 @@ public:
         res.payload_bytes += f.payload_bytes;
         res.data_symbols += f.symbols;
         res.frames.push_back(f);
-        add_frame(*ev->frame, progress, src.size());
+        add_frame(*ev->frame, res, progress, src.size());
       }
       if (current_ != nullptr && current_->count > 0) {
         submit(*current_);
@@ -230,8 +239,9 @@ private:
   }
 
   /// Queue every data symbol of a frame, filling and submitting batches.
-  void add_frame(const located_frame& f, const progress_fn& progress, uint64_t total)
+  void add_frame(const located_frame& f, receive_result& res, const progress_fn& progress, uint64_t total)
   {
+    res_ = &res;
     const std::size_t bps = std::size_t(p::bytes_per_symbol(f.info.mod));
     uint64_t done = 0;
     while (done < f.info.symbols) {
@@ -250,7 +260,7 @@ private:
         s.starts[s.count + i] = fft_window(f.sync, m);
         s.h_desc[s.count + i] = {frame_index, uint32_t(m)};
       }
-      s.segments.push_back({s.count, n, bps});
+      s.segments.push_back({s.count, n, bps, res.frames.size() - 1, uint32_t(done)});
       s.count += n;
       done += n;
       if (s.count == per_batch_ || s.nof_frames == s.h_frames.size()) {
@@ -288,6 +298,9 @@ private:
     {
       stage_timer t(times_.pack);
       pack(s);
+      if (in_type_ == datatype::cf32_le || file_ == nullptr) {
+        note_bad_samples(s);
+      }
     }
     stage_timer t(times_.enqueue);
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
@@ -309,6 +322,27 @@ private:
     queue_cv_.notify_one();
   }
 
+  /// Non-finite samples packed as 0, into the frames' results as the CPU reports them.
+  void note_bad_samples(const slot& s)
+  {
+    for (const segment& seg : s.segments) {
+      frame_result& f = res_->frames[seg.result];
+      for (std::size_t i = 0; i < seg.count; ++i) {
+        const uint32_t n = s.bad[seg.first + i];
+        if (n == 0) {
+          continue;
+        }
+        f.bad_samples += n;
+        const uint32_t d = seg.first_symbol + uint32_t(i);
+        if (!f.bad_symbols.empty() && f.bad_symbols.back().first + f.bad_symbols.back().count == d) {
+          ++f.bad_symbols.back().count;
+        } else {
+          f.bad_symbols.push_back({d, 1});
+        }
+      }
+    }
+  }
+
   void pack(slot& s)
   {
     const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
@@ -321,10 +355,11 @@ private:
       const std::span<std::byte> out(s.h_samples.data() + lo * bpw, (hi - lo) * bpw);
       const std::span<float> scales(s.h_scales.data() + lo, hi - lo);
       const std::span<const uint64_t> starts(s.starts.data() + lo, hi - lo);
+      const std::span<uint32_t> bad(s.bad.data() + lo, hi - lo);
       if (!raw_.empty()) {
         // Straight from the mapped file (or memory) into pinned memory.
         const datatype type = file_ ? in_type_ : datatype::cf32_le;
-        tr::pack_windows(type, raw_, starts, p::N, fmt_, out, scales);
+        tr::pack_windows(type, raw_, starts, p::N, fmt_, out, scales, bad);
         return;
       }
       // Fallback: read the span the windows cover, then pack.
@@ -337,7 +372,7 @@ private:
       for (std::size_t i = 0; i < starts.size(); ++i) {
         rel[i] = starts[i] - first;
       }
-      tr::pack_windows(datatype::cf32_le, std::as_bytes(std::span<const cf32>(staging)), rel, p::N, fmt_, out, scales);
+      tr::pack_windows(datatype::cf32_le, std::as_bytes(std::span<const cf32>(staging)), rel, p::N, fmt_, out, scales, bad);
     });
   }
 
@@ -410,6 +445,7 @@ private:
   std::size_t per_batch_ = 0;
   std::size_t next_slot_ = 0;
   slot* current_ = nullptr;
+  receive_result* res_ = nullptr; ///< the run's result (main thread only)
   // Shared with the writer thread.
   std::mutex m_;
   std::condition_variable queue_cv_, free_cv_;
