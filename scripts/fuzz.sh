@@ -42,7 +42,7 @@ for t in "${targets[@]}"; do
     failed+=("$t")
     tail -n 40 "$build/$t.log" >&2
   fi
-  grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$build/$t.log" | sed "s/^/fuzz: $t: /" >&2 || true
+  grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$build/$t.log" | sed "s/^/fuzz: $t: /" >&2 || true
 done
 if ((${#failed[@]})); then
   echo "fuzz: FAILED: ${failed[*]}; inputs in $build/artifacts/. Reproduce with $build/fuzz_TARGET INPUT," >&2
