@@ -1,6 +1,7 @@
 #include <whd/rx_bench/pipeline_bench.hpp>
 
 #include "cufft_chain.hpp"
+#include <whd/rx_bench/bench_env.hpp>
 #include "gpu_symbol_decoder.hpp"
 
 #include <whd/baseband/frame_locator.hpp>
@@ -17,7 +18,6 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -33,26 +33,6 @@ namespace tr = transport;
 using steady = std::chrono::steady_clock;
 
 double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
-
-std::string utc_now()
-{
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string cpu_model()
-{
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      return line.substr(line.find(':') + 2);
-    }
-  }
-  return "unknown";
-}
 
 /// Median, min and max of repeated timings.
 void summarise(std::vector<double> t, region_row& row)
@@ -144,17 +124,14 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
     throw std::runtime_error("whd-bench pipeline needs a GPU: " + cuda::no_device_reason());
   }
   WHD_CUDA_CHECK(cudaSetDevice(0));
-  cudaDeviceProp prop{};
-  WHD_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  int driver = 0;
-  WHD_CUDA_CHECK(cudaDriverGetVersion(&driver));
-  r.device = prop.name;
-  r.driver = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
-  r.date = utc_now();
-  r.commit = cfg.commit;
-  r.command = cfg.command;
-  r.cpu = cpu_model();
-  r.host_threads = std::max(1u, std::thread::hardware_concurrency());
+  const bench_env env = collect_env(cfg.commit, cfg.command);
+  r.device = env.device;
+  r.driver = env.driver;
+  r.date = env.date;
+  r.commit = env.commit;
+  r.command = env.command;
+  r.cpu = env.cpu;
+  r.host_threads = std::max(1u, env.host_threads);
 
   // ---- the capture (generated once; delete the files to make it anew)
   const std::string base = cfg.capture.string();
