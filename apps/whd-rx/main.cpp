@@ -101,10 +101,9 @@ names its format (.cf32/.cfile, .ci16/.sc16, .ci8/.sc8) or given by --format.
 Samples that are NaN or infinite (cf32 captures) are taken as 0; the frames whose
 windows held any are decoded and marked in the report (bad_samples, bad_symbols).
 
-SIGINT (Ctrl-C) or SIGTERM stops a CPU-backend run after the frame being decoded:
-the payload and report then hold every frame before, whole, and the report says
-"interrupted": true. A second signal ends it at once (outputs incomplete), as the
-first does on the GPU backend.
+SIGINT (Ctrl-C) or SIGTERM stops the run after the frame being decoded: the
+payload and report then hold every frame before, whole, and the report says
+"interrupted": true. A second signal ends it at once (outputs incomplete).
 
 Exit status:
   0        the capture was read to its end (with or without frames);
@@ -411,11 +410,7 @@ int run(const options& o)
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
             o.payload.empty() ? std::string("no") : "'" + o.payload + "'", o.report == "-" ? "stdout" : "'" + o.report + "'");
 
-  // Only a backend that reads rx_config::stop may take the signals over; with any
-  // other, SIGINT and SIGTERM keep ending the process at once.
-  if (rx->backend() == "cpu") {
-    catch_stop_signals();
-  }
+  catch_stop_signals(); // both backends read rx_config::stop between frames
   std::unique_ptr<file_sink> file;
   if (!o.payload.empty()) {
     file = std::make_unique<file_sink>(o.payload);
