@@ -68,18 +68,7 @@ int run_cpu(const std::vector<std::string>& args, const std::string& command)
   c.capture = capture;
   c.commit = WHD_GIT_COMMIT;
   c.command = command;
-  auto log = spdlog::default_logger()->clone("whd-bench");
-  try {
-    const auto r = rx_bench::run_cpu_bench(c, [&](std::string_view line) { log->info("{}", line); });
-    const std::string md = rx_bench::to_markdown(r);
-    write_output(json, rx_bench::to_json(r) + '\n');
-    write_output(markdown, md);
-    std::cout << md;
-  } catch (const std::exception& e) {
-    log->error("{}", e.what());
-    return EXIT_RUNTIME;
-  }
-  return EXIT_OK;
+  return run_and_report([&](const auto& progress) { return rx_bench::run_cpu_bench(c, progress); }, json, markdown);
 }
 
 } // namespace whd::bench_app

@@ -1,13 +1,12 @@
 /// @file pipeline_command.cpp
 /// `whd-bench pipeline`: options -> pipeline_bench_config -> run -> table, JSON, log.
+#include "bench_output.hpp"
 #include "subcommands.hpp"
 
 #include <whd/rx_bench/pipeline_bench.hpp>
 
 #include <boost/program_options.hpp>
-#include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <iostream>
 
 namespace whd::bench_app {
@@ -61,22 +60,7 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
   c.payload = payload;
   c.commit = WHD_GIT_COMMIT;
   c.command = command;
-  auto log = spdlog::default_logger()->clone("whd-bench");
-  try {
-    const auto r = rx_bench::run_pipeline_bench(c, [&](std::string_view line) { log->info("{}", line); });
-    const std::string md = rx_bench::to_markdown(r);
-    if (!json.empty()) {
-      std::ofstream(json) << rx_bench::to_json(r) << '\n';
-    }
-    if (!markdown.empty()) {
-      std::ofstream(markdown) << md;
-    }
-    std::cout << md;
-  } catch (const std::exception& e) {
-    log->error("{}", e.what());
-    return EXIT_RUNTIME;
-  }
-  return EXIT_OK;
+  return run_and_report([&](const auto& progress) { return rx_bench::run_pipeline_bench(c, progress); }, json, markdown);
 }
 
 } // namespace whd::bench_app
