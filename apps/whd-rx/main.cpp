@@ -232,25 +232,24 @@ private:
   std::FILE* f_;
 };
 
-/// Keeps the payload for --truth and forwards it to the file, if any.
+/// Forwards the payload to the file and to the --truth comparison, each if any
+/// (neither keeps it: memory stays bounded for any capture size).
 class tee_sink final : public bb::payload_sink {
 public:
-  tee_sink(bb::payload_sink* file, bool keep) : file_(file), keep_(keep) {}
+  tee_sink(bb::payload_sink* file, bb::payload_sink* truth) : file_(file), truth_(truth) {}
   void write(std::span<const uint8_t> bytes) override
   {
     if (file_ != nullptr) {
       file_->write(bytes);
     }
-    if (keep_) {
-      kept_.insert(kept_.end(), bytes.begin(), bytes.end());
+    if (truth_ != nullptr) {
+      truth_->write(bytes);
     }
   }
-  const std::vector<uint8_t>& kept() const noexcept { return kept_; }
 
 private:
   bb::payload_sink* file_;
-  bool keep_;
-  std::vector<uint8_t> kept_;
+  bb::payload_sink* truth_;
 };
 
 /// Progress on a terminal only, at most four times a second.
@@ -397,9 +396,14 @@ int run(const options& o)
     return EXIT_RUNTIME;
   }
   warn_if_cut_short(info, *log);
-  if (!o.truth.empty() && !std::ifstream(o.truth, std::ios::binary)) {
-    log->error("cannot read truth file '{}'; check the path given to --truth", o.truth);
-    return EXIT_RUNTIME;
+  std::unique_ptr<bb::truth_checker> checker;
+  if (!o.truth.empty()) {
+    try {
+      checker = std::make_unique<bb::truth_checker>(o.truth);
+    } catch (const std::runtime_error& e) {
+      log->error("{}", e.what());
+      return EXIT_RUNTIME;
+    }
   }
   bb::rx_config cfg;
   cfg.stop = &g_stop;
@@ -415,21 +419,15 @@ int run(const options& o)
   if (!o.payload.empty()) {
     file = std::make_unique<file_sink>(o.payload);
   }
-  tee_sink sink(file.get(), !o.truth.empty());
+  tee_sink sink(file.get(), checker.get());
   const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
   if (file) {
     file->close();
   }
 
   std::optional<bb::truth_comparison> truth;
-  if (!o.truth.empty()) {
-    std::ifstream tf(o.truth, std::ios::binary);
-    if (!tf) {
-      log->error("cannot read truth file '{}'", o.truth);
-      return EXIT_RUNTIME;
-    }
-    const std::vector<uint8_t> expected{std::istreambuf_iterator<char>(tf), {}};
-    truth = bb::compare_with_truth(sink.kept(), expected);
+  if (checker) {
+    truth = checker->result();
     truth->path = o.truth;
   }
   uint64_t payload_bits = result.payload_bytes * 8;

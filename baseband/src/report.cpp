@@ -2,20 +2,82 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
 
 namespace whd::baseband {
 
-truth_comparison compare_with_truth(std::span<const uint8_t> decoded, std::span<const uint8_t> expected)
+namespace {
+
+/// Bit errors between two byte runs of the same length.
+uint64_t count_bit_errors(const uint8_t* a, const uint8_t* b, std::size_t n)
+{
+  uint64_t errors = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    errors += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
+  }
+  return errors;
+}
+
+/// The comparison's totals from its three counts.
+truth_comparison make_comparison(uint64_t decoded_bytes, uint64_t expected_bytes, uint64_t bit_errors)
 {
   truth_comparison c;
-  c.expected_bytes = expected.size();
-  c.decoded_bytes = decoded.size();
+  c.expected_bytes = expected_bytes;
+  c.decoded_bytes = decoded_bytes;
+  const uint64_t n = std::min(decoded_bytes, expected_bytes);
+  c.bit_errors = bit_errors;
+  c.compared_bits = n * 8;
+  c.missing_bits = (std::max(decoded_bytes, expected_bytes) - n) * 8;
+  return c;
+}
+
+} // namespace
+
+truth_comparison compare_with_truth(std::span<const uint8_t> decoded, std::span<const uint8_t> expected)
+{
   const std::size_t n = std::min(decoded.size(), expected.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    c.bit_errors += uint64_t(std::popcount(unsigned(decoded[i] ^ expected[i])));
+  return make_comparison(decoded.size(), expected.size(), count_bit_errors(decoded.data(), expected.data(), n));
+}
+
+truth_checker::truth_checker(const std::filesystem::path& truth) : path_(truth)
+{
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(truth, ec);
+  file_ = ec ? nullptr : std::fopen(truth.c_str(), "rb");
+  if (file_ == nullptr) {
+    throw std::runtime_error("cannot read truth file '" + truth.string() + "'; check the path given to --truth");
   }
-  c.compared_bits = uint64_t(n) * 8;
-  c.missing_bits = uint64_t(std::max(decoded.size(), expected.size()) - n) * 8;
+  expected_bytes_ = size;
+}
+
+truth_checker::~truth_checker()
+{
+  if (file_ != nullptr) {
+    std::fclose(file_);
+  }
+}
+
+void truth_checker::write(std::span<const uint8_t> bytes)
+{
+  constexpr std::size_t BLOCK = std::size_t(1) << 20;
+  while (!bytes.empty() && decoded_bytes_ < expected_bytes_) {
+    const std::size_t n = std::size_t(std::min<uint64_t>({bytes.size(), BLOCK, expected_bytes_ - decoded_bytes_}));
+    block_.resize(n);
+    if (std::fread(block_.data(), 1, n, file_) != n) {
+      throw std::runtime_error("cannot read truth file '" + path_.string() + "' at byte " + std::to_string(decoded_bytes_) +
+                               ": it ended early or a read failed");
+    }
+    bit_errors_ += count_bit_errors(bytes.data(), block_.data(), n);
+    decoded_bytes_ += n;
+    bytes = bytes.subspan(n);
+  }
+  decoded_bytes_ += bytes.size(); // past the truth's end: counted as extra bits
+}
+
+truth_comparison truth_checker::result() const
+{
+  truth_comparison c = make_comparison(decoded_bytes_, expected_bytes_, bit_errors_);
+  c.path = path_.string();
   return c;
 }
 

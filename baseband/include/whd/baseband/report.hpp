@@ -8,10 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace whd::baseband {
 
@@ -45,6 +47,34 @@ struct truth_comparison {
 
 /// Compare `decoded` with `expected` byte by byte (bit errors over the common length).
 truth_comparison compare_with_truth(std::span<const uint8_t> decoded, std::span<const uint8_t> expected);
+
+/// The same comparison as compare_with_truth, streamed: the decoded payload is fed
+/// as it is written and the truth file is read alongside it in blocks, so memory
+/// stays bounded however large the capture (a payload of tens of GB is compared
+/// without holding either side).
+class truth_checker final : public payload_sink {
+public:
+  /// Open the truth file.
+  /// @throws std::runtime_error naming the file when it cannot be opened
+  explicit truth_checker(const std::filesystem::path& truth);
+  ~truth_checker() override;
+  truth_checker(const truth_checker&) = delete;
+  truth_checker& operator=(const truth_checker&) = delete;
+
+  /// Compare the next decoded bytes with the truth at the same offset.
+  /// @throws std::runtime_error naming the file when reading it fails
+  void write(std::span<const uint8_t> bytes) override;
+  /// The comparison of everything written so far (`path` is the truth file).
+  truth_comparison result() const;
+
+private:
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+  uint64_t expected_bytes_ = 0;
+  uint64_t decoded_bytes_ = 0;
+  uint64_t bit_errors_ = 0;
+  std::vector<uint8_t> block_;
+};
 
 /// ns per data symbol, x real time and raw Gbps, as profile §8 defines them.
 nlohmann::json timing_json(const timing_description& t);
