@@ -89,6 +89,20 @@ std::span<const std::byte> capture_reader::mapped() const
   return {map_, map_bytes_};
 }
 
+void capture_reader::release_mapped(uint64_t first, uint64_t end) const
+{
+  if (map_ == nullptr) {
+    return;
+  }
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t bps = bytes_per_sample(info_.type);
+  const uint64_t lo = (std::min<uint64_t>(first * bps, map_bytes_) + page - 1) / page * page;
+  const uint64_t hi = std::min<uint64_t>(end * bps, map_bytes_) / page * page;
+  if (lo < hi) {
+    ::madvise(const_cast<std::byte*>(map_) + lo, std::size_t(hi - lo), MADV_DONTNEED);
+  }
+}
+
 std::size_t capture_reader::read(uint64_t first, std::span<cf32> out) const
 {
   if (first >= info_.nof_samples || out.empty()) {

@@ -100,6 +100,12 @@ public:
   /// Empty when the file cannot be mapped (callers then use read_raw). A file
   /// truncated by someone else while mapped raises SIGBUS, as with any mapping.
   std::span<const std::byte> mapped() const;
+  /// Tell the kernel that samples [first, end) of the mapping will not be read
+  /// again: their pages leave this process's resident set (the page cache keeps
+  /// them, and a later read maps them again), so a run over a capture larger than
+  /// memory does not hold every page it has read. Whole pages inside the range
+  /// only; does nothing before mapped() or when the file is not mapped.
+  void release_mapped(uint64_t first, uint64_t end) const;
 
 private:
   capture_info info_;
