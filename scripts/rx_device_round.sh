@@ -21,8 +21,11 @@ for t in baseband_gpu_tests fft_gpu_tests; do
   echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/$t.log" | tr '\n' ' ')"
 done
 echo "== sanitizers (baseband_gpu_tests)"
+# The out-of-memory test provokes failing allocations on purpose: memcheck would
+# count them as API errors, so it runs apart (scripts/scale_device_round.sh).
+oom=gpu_faults.short_device_memory_at_start_halves_the_batch_and_decodes_the_truth
 for tool in memcheck racecheck; do
-  timeout 240 "$san" --tool "$tool" --error-exitcode 3 "$dist/bin/baseband_gpu_tests" >"$out/sanitizer-$tool.log" 2>&1
+  timeout 240 "$san" --tool "$tool" --error-exitcode 3 "$dist/bin/baseband_gpu_tests" --gtest_filter=-$oom >"$out/sanitizer-$tool.log" 2>&1
   echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
 done
 echo "== whd-rx --backend gpu on the conformance captures"

@@ -328,6 +328,7 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
     g.symbols_per_batch = o.batch;
     g.device = o.device;
     g.pack_threads = o.threads;
+    g.notice = [&log](const std::string& line) { log.warn("{}", line); };
     if (o.device >= gpus) {
       throw std::runtime_error("--device " + std::to_string(o.device) + ": only " + std::to_string(gpus) + " CUDA device(s) present");
     }
@@ -451,6 +452,15 @@ int run(const options& o)
   }
   log->info("{} frame(s), {} header failure(s), {} data symbols, {} payload bytes in {:.3f} s", result.frames.size(),
             result.header_failures.size(), result.data_symbols, result.payload_bytes, seconds);
+  for (const auto& [stage, sec] : result.stage_seconds) {
+    log->debug("stage {}: {:.3f} s", stage, sec);
+  }
+  const auto& m = result.resources;
+  log->info("memory: peak RSS {:.0f} MiB; {} symbols per batch{}", double(m.peak_rss_bytes) / 1048576.0, m.symbols_per_batch,
+            m.device_bytes == 0 ? std::string()
+                                : fmt::format(", {:.0f} MiB on the GPU(s) and {:.0f} MiB page-locked for them ({:.0f} MiB in use on the busiest GPU)",
+                                              double(m.device_bytes) / 1048576.0, double(m.pinned_bytes) / 1048576.0,
+                                              double(m.device_used_bytes) / 1048576.0));
   if (truth) {
     log->info("truth: {} bit errors in {} bits (BER {:.3g}), {} bits missing or extra", truth->bit_errors, truth->compared_bits,
               truth->ber(), truth->missing_bits);

@@ -81,6 +81,8 @@ public:
       res.data_symbols += f.symbols;
       res.frames.push_back(f);
     }
+    res.resources.symbols_per_batch = std::max<std::size_t>(cfg_.symbols_per_batch, 1);
+    res.resources.peak_rss_bytes = peak_rss_bytes();
     return res;
   }
 

@@ -56,6 +56,10 @@ constexpr uint64_t L = p::SYMBOL_LEN;
 constexpr std::size_t MAX_FRAMES_PER_BATCH = 256;
 /// Windows packed per task of the host pool.
 constexpr std::size_t PACK_GRAIN = 512;
+/// The smallest batch set-up falls back to when memory is short.
+constexpr std::size_t MIN_BATCH = 64;
+/// Bytes of the mapped capture released from the resident set at a time.
+constexpr uint64_t RELEASE_STEP = uint64_t(64) << 20;
 
 using steady = std::chrono::steady_clock;
 
@@ -202,6 +206,7 @@ public:
                          {"pack for the link (host pool)", times_.pack}, {"enqueue copies and kernel", times_.enqueue},
                          {"wait for a free slot", times_.wait_slot},      {"writer: wait for the GPU", times_.wait_gpu},
                          {"writer: payload to the sink", times_.write_sink}, {"drain at the end", times_.drain}};
+    res.resources = resources();
     return res;
   }
 
@@ -221,21 +226,66 @@ private:
     }
     src_ = &src;
     const std::size_t most = std::size_t(std::max<uint64_t>(src.size() / L, 1));
-    const std::size_t per_batch = std::min(std::max<std::size_t>(gcfg_.symbols_per_batch, 1), most);
-    if (per_batch != per_batch_ || fmt_ != slots_fmt_ || slots_.empty()) {
-      slots_.clear();
-      for (int k = 0; k < std::max(gcfg_.nof_streams, 1); ++k) {
-        for (int d = 0; d < gcfg_.nof_gpus; ++d) {
-          slots_.push_back(make_slot(gcfg_.device + d, per_batch, fmt_));
-        }
-      }
-      per_batch_ = per_batch;
+    const std::size_t asked = std::min(std::max<std::size_t>(gcfg_.symbols_per_batch, 1), most);
+    if (asked != asked_ || fmt_ != slots_fmt_ || slots_.empty()) {
+      make_slots(asked);
+      asked_ = asked;
       slots_fmt_ = fmt_;
     }
+    released_ = 0;
     next_slot_ = 0;
     current_ = nullptr;
     writer_done_ = false;
     queue_.clear();
+  }
+
+  /// Every slot of every GPU at `asked` symbols per batch; when device or pinned
+  /// memory is too short for them, halve the batch (down to MIN_BATCH) and say so.
+  void make_slots(std::size_t asked)
+  {
+    slots_.clear();
+    for (std::size_t per_batch = asked;; per_batch = std::max(per_batch / 2, MIN_BATCH)) {
+      try {
+        for (int k = 0; k < std::max(gcfg_.nof_streams, 1); ++k) {
+          for (int d = 0; d < gcfg_.nof_gpus; ++d) {
+            slots_.push_back(make_slot(gcfg_.device + d, per_batch, fmt_));
+          }
+        }
+        if (per_batch != asked && gcfg_.notice) {
+          gcfg_.notice("GPU memory or page-locked host memory too short for " + std::to_string(asked) +
+                       " symbols per batch; running with " + std::to_string(per_batch));
+        }
+        per_batch_ = per_batch;
+        return;
+      } catch (const cuda::cuda_error& e) {
+        slots_.clear();
+        (void)cudaGetLastError(); // the failed allocation must not surface at the next launch check
+        if (e.code() != cudaErrorMemoryAllocation || per_batch <= MIN_BATCH) {
+          throw;
+        }
+      }
+    }
+  }
+
+  /// Memory held by the slots, and the busiest device's use as the driver reports it.
+  resource_use resources() const
+  {
+    resource_use r;
+    r.symbols_per_batch = per_batch_;
+    for (const auto& s : slots_) {
+      r.device_bytes += s->d_samples.size() + s->d_scales.size() * sizeof(float) + s->d_desc.size() * sizeof(gpu::symbol_desc) +
+                        s->d_frames.size() * sizeof(gpu::frame_params) + s->d_out.size();
+      r.pinned_bytes += s->h_samples.size() + s->h_scales.size() * sizeof(float) + s->h_desc.size() * sizeof(gpu::symbol_desc) +
+                        s->h_frames.size() * sizeof(gpu::frame_params) + s->h_out.size();
+    }
+    for (int d = 0; d < gcfg_.nof_gpus; ++d) {
+      std::size_t free = 0, total = 0;
+      WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device + d));
+      WHD_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      r.device_used_bytes = std::max<uint64_t>(r.device_used_bytes, total - free);
+    }
+    r.peak_rss_bytes = peak_rss_bytes();
+    return r;
   }
 
   /// Queue every data symbol of a frame, filling and submitting batches.
@@ -301,6 +351,7 @@ private:
       if (in_type_ == datatype::cf32_le || file_ == nullptr) {
         note_bad_samples(s);
       }
+      release_packed(s);
     }
     stage_timer t(times_.enqueue);
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
@@ -320,6 +371,21 @@ private:
       queue_.push_back(&s);
     }
     queue_cv_.notify_one();
+  }
+
+  /// Windows are packed in capture order: the mapped capture before this batch's
+  /// last window is not read again, so its pages leave the resident set (in steps
+  /// of RELEASE_STEP bytes) and a capture larger than memory runs in bounded memory.
+  void release_packed(const slot& s)
+  {
+    if (file_ == nullptr || raw_.empty() || s.count == 0) {
+      return;
+    }
+    const uint64_t upto = s.starts[s.count - 1];
+    if ((upto - released_) * bytes_per_sample(in_type_) >= RELEASE_STEP) {
+      file_->release_mapped(released_, upto);
+      released_ = upto;
+    }
   }
 
   /// Non-finite samples packed as 0, into the frames' results as the CPU reports them.
@@ -442,7 +508,9 @@ private:
   const tr::sample_source* src_ = nullptr;
   std::span<const std::byte> raw_;
   std::vector<std::unique_ptr<slot>> slots_;
-  std::size_t per_batch_ = 0;
+  std::size_t asked_ = 0;     ///< symbols per batch asked for (slots are remade when it changes)
+  std::size_t per_batch_ = 0; ///< symbols per batch of the slots (fewer than asked when memory was short)
+  uint64_t released_ = 0;     ///< mapped samples before this were released from the resident set
   std::size_t next_slot_ = 0;
   slot* current_ = nullptr;
   receive_result* res_ = nullptr; ///< the run's result (main thread only)

@@ -1,18 +1,42 @@
 #include <whd/baseband/report.hpp>
 
 #include <algorithm>
+#include <sys/resource.h>
+
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 
 namespace whd::baseband {
 
+uint64_t peak_rss_bytes() noexcept
+{
+  rusage u{};
+  if (::getrusage(RUSAGE_SELF, &u) != 0) {
+    return 0;
+  }
+  return uint64_t(u.ru_maxrss) * 1024; // kilobytes on Linux
+}
+
 namespace {
 
-/// Bit errors between two byte runs of the same length.
+/// Bit errors between two byte runs of the same length. Eight bytes at a time, and
+/// a popcount only where they differ: payloads mostly agree, and a popcount per
+/// byte (a library call on CPUs without the instruction) ran at ~200 MB/s, slower
+/// than the receiver writes payload.
 uint64_t count_bit_errors(const uint8_t* a, const uint8_t* b, std::size_t n)
 {
   uint64_t errors = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) {
+      errors += uint64_t(std::popcount(x ^ y));
+    }
+  }
+  for (; i < n; ++i) {
     errors += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
   }
   return errors;
@@ -137,6 +161,12 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
   r["payload_bytes"] = res.payload_bytes;
   r["interrupted"] = res.interrupted;
   r["timing"] = timing_json(t);
+  const resource_use& m = res.resources;
+  r["resources"] = {{"peak_rss_bytes", m.peak_rss_bytes},
+                    {"device_bytes", m.device_bytes},
+                    {"device_used_bytes", m.device_used_bytes},
+                    {"pinned_bytes", m.pinned_bytes},
+                    {"symbols_per_batch", m.symbols_per_batch}};
   if (truth) {
     r["truth"] = {{"path", truth->path},
                   {"expected_bytes", truth->expected_bytes},

@@ -11,8 +11,10 @@
 #include <whd/transport/link_pack.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace whd::baseband {
 
@@ -37,10 +39,14 @@ struct gpu_config {
   /// The FFT exchange of the fused kernel (the tune cache's choice for the link's
   /// input type; see fft/tune_cache.hpp).
   fft::exchange fft_exchange = fft::default_variant(fft::input_type::ci8).exch;
+  /// Receives a line for the log when set-up had to adapt: device or pinned memory
+  /// too short for symbols_per_batch at start, so batches were halved until the
+  /// buffers fit (receive_result::resources says what was used).
+  std::function<void(const std::string&)> notice;
 };
 
 /// The GPU backend. Throws whd::cuda::cuda_error (naming the call) when no device is
-/// usable or an allocation fails, std::invalid_argument when fewer than
+/// usable or an allocation fails even at the smallest batch (64 symbols), std::invalid_argument when fewer than
 /// device + nof_gpus devices are present.
 /// The sink is written from a writer thread of the receiver (one thread, in order).
 std::unique_ptr<receiver> make_gpu_receiver(const rx_config& cfg, const gpu_config& gcfg = {});

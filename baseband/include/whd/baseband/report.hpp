@@ -83,7 +83,8 @@ nlohmann::json timing_json(const timing_description& t);
 /// Fields added to §9: per frame "bad_samples" (non-finite samples taken as 0 in its
 /// FFT windows) and "bad_symbols" ([first, count] runs of data symbols, 0 being the
 /// frame's first, whose windows held any); per header failure "bad_samples"; and
-/// "interrupted" (the run was stopped: frames after the last listed were not searched).
+/// "interrupted" (the run was stopped: frames after the last listed were not searched);
+/// "resources" (resource_use: peak RSS, device and pinned memory, batch size).
 nlohmann::json make_report(const input_description& in, const receive_result& res, const timing_description& t,
                            const std::optional<truth_comparison>& truth = std::nullopt);
 

@@ -86,6 +86,27 @@ struct header_failure {
   uint64_t bad_samples = 0;
 };
 
+/// Memory a run held: what a benchmark of a large capture reports to show that
+/// memory stays bounded (it does not grow with the capture).
+struct resource_use {
+  /// Peak resident set of the process so far (getrusage), bytes; mapped capture
+  /// pages that were read count while they stay mapped.
+  uint64_t peak_rss_bytes = 0;
+  /// Device memory the backend allocated (all its GPUs), bytes; 0 on the CPU.
+  uint64_t device_bytes = 0;
+  /// Device memory in use on its busiest GPU as the driver reports it (the
+  /// backend's, the CUDA context's and any other process's), bytes; 0 on the CPU.
+  uint64_t device_used_bytes = 0;
+  /// Page-locked host memory the backend allocated, bytes.
+  uint64_t pinned_bytes = 0;
+  /// Data symbols per batch the backend ran with (the GPU's may be fewer than asked
+  /// for when device or pinned memory ran short at start).
+  std::size_t symbols_per_batch = 0;
+};
+
+/// Peak resident set of this process so far, bytes (0 where unknown).
+uint64_t peak_rss_bytes() noexcept;
+
 /// Everything a run found.
 struct receive_result {
   uint64_t nof_samples = 0;           ///< samples read
@@ -96,6 +117,8 @@ struct receive_result {
   /// Where the time went, per stage of the backend (for benchmarks; names are the
   /// backend's own, seconds of wall time, stages of different threads overlap).
   std::vector<std::pair<std::string, double>> stage_seconds;
+  /// Memory held (see resource_use).
+  resource_use resources;
   /// rx_config::stop ended the run before the end of the source: the frames listed
   /// (and their payload) are complete, but frames after them were not searched.
   bool interrupted = false;
