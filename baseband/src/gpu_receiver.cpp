@@ -78,7 +78,7 @@ private:
 
 /// Seconds spent per stage in one run.
 struct stage_times {
-  double setup = 0, locate = 0, pack = 0, enqueue = 0, wait_slot = 0, wait_gpu = 0, write_sink = 0, drain = 0;
+  double setup = 0, locate = 0, wait_locate = 0, pack = 0, enqueue = 0, wait_slot = 0, wait_gpu = 0, write_sink = 0, drain = 0;
 };
 
 /// A run of consecutive data symbols of one frame inside a batch.
@@ -127,10 +127,81 @@ std::unique_ptr<slot> make_slot(int dev, std::size_t symbols, tr::link_format fm
   return std::make_unique<slot>(dev, symbols, std::min(symbols, MAX_FRAMES_PER_BATCH), fmt);
 }
 
+/// Located frames handed from the search thread to the one that packs them, in
+/// order, at most CAPACITY ahead.
+class event_queue {
+public:
+  static constexpr std::size_t CAPACITY = 64;
+  /// Search side: false once the consumer has quit (stop searching).
+  bool push(std::unique_ptr<locator_event> ev)
+  {
+    std::unique_lock lk(m_);
+    space_.wait(lk, [&] { return q_.size() < CAPACITY || quit_; });
+    if (quit_) {
+      return false;
+    }
+    q_.push_back(std::move(ev));
+    ready_.notify_one();
+    return true;
+  }
+  /// Search side: nothing follows; `stopped` when the search ended on the stop flag.
+  void finish(bool stopped)
+  {
+    std::lock_guard lk(m_);
+    done_ = true;
+    stopped_ = stopped;
+    ready_.notify_one();
+  }
+  /// Search side: the search failed.
+  void fail(std::exception_ptr e)
+  {
+    std::lock_guard lk(m_);
+    error_ = std::move(e);
+    done_ = true;
+    ready_.notify_one();
+  }
+  /// Consumer side: the next event; null when the search is over (rethrows its error).
+  std::unique_ptr<locator_event> pop()
+  {
+    std::unique_lock lk(m_);
+    ready_.wait(lk, [&] { return !q_.empty() || done_; });
+    if (!q_.empty()) {
+      auto ev = std::move(q_.front());
+      q_.pop_front();
+      space_.notify_one();
+      return ev;
+    }
+    if (error_) {
+      std::rethrow_exception(error_);
+    }
+    return nullptr;
+  }
+  /// Consumer side: no more events wanted.
+  void quit()
+  {
+    std::lock_guard lk(m_);
+    quit_ = true;
+    space_.notify_all();
+  }
+  bool stopped() const
+  {
+    std::lock_guard lk(m_);
+    return stopped_;
+  }
+
+private:
+  mutable std::mutex m_;
+  std::condition_variable space_, ready_;
+  std::deque<std::unique_ptr<locator_event>> q_; // by pointer: a frame's channel estimate is a few kB
+  bool done_ = false, stopped_ = false, quit_ = false;
+  std::exception_ptr error_;
+};
+
 class gpu_receiver final : public receiver {
 public:
   gpu_receiver(const rx_config& cfg, const gpu_config& gcfg)
-      : cfg_(cfg), gcfg_(gcfg), pool_(gcfg.pack_threads ? gcfg.pack_threads : std::max(1u, std::thread::hardware_concurrency()))
+      : cfg_(cfg), gcfg_(gcfg), pool_(gcfg.pack_threads ? gcfg.pack_threads : std::max(1u, std::thread::hardware_concurrency())),
+        locator_(std::make_unique<frame_locator>(cfg))
   {
     const int present = cuda::device_count();
     if (present == 0) {
@@ -145,36 +216,45 @@ public:
 
   std::string_view backend() const noexcept override { return "gpu"; }
 
-  receive_result run(const tr::sample_source& src, payload_sink& sink, const progress_fn& progress) override
+  receive_result run(const tr::sample_source& src, payload_sink& sink, const progress_fn& caller_progress) override
   {
     times_ = {};
     {
       stage_timer t(times_.setup);
       setup(src);
     }
+    // The search thread and this one both report progress: one at a time.
+    auto progress_mutex = std::make_shared<std::mutex>();
+    const progress_fn progress = caller_progress ? progress_fn([progress_mutex, &caller_progress](uint64_t done, uint64_t total) {
+      std::lock_guard lk(*progress_mutex);
+      caller_progress(done, total);
+    })
+                                                 : progress_fn{};
     receive_result res;
     res.nof_samples = src.size();
     writer_error_ = nullptr;
     std::jthread writer([this, &sink] { write_loop(sink); });
+    // Frames are located on their own thread, ahead of this one, which packs and
+    // submits their symbols: the two host stages overlap (the events and their
+    // order are the locator's, as on the CPU).
+    event_queue events;
+    std::jthread search([&] { search_loop(src, progress, events); });
     try {
-      frame_locator locator(cfg_);
-      uint64_t pos = 0;
       for (;;) {
         // Frames are whole in the result and the payload: a stop is honoured between them.
         if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
           res.interrupted = true;
           break;
         }
-        std::optional<locator_event> ev;
+        std::unique_ptr<locator_event> ev;
         {
-          stage_timer t(times_.locate);
-          ev = locator.next(src, pos, progress);
+          stage_timer t(times_.wait_locate);
+          ev = events.pop();
         }
         if (!ev) {
-          res.interrupted = locator.stopped();
+          res.interrupted = events.stopped();
           break;
         }
-        pos = ev->resume;
         if (ev->failure) {
           res.header_failures.push_back(*ev->failure);
           continue;
@@ -187,11 +267,17 @@ public:
         res.frames.push_back(f);
         add_frame(*ev->frame, res, progress, src.size());
       }
+      events.quit();
+      search.join();
       if (current_ != nullptr && current_->count > 0) {
         submit(*current_);
       }
       current_ = nullptr;
     } catch (...) {
+      events.quit();
+      if (search.joinable()) {
+        search.join();
+      }
       finish_writer(writer);
       throw;
     }
@@ -202,7 +288,8 @@ public:
     if (writer_error_) {
       std::rethrow_exception(writer_error_);
     }
-    res.stage_seconds = {{"setup (buffers, mapping)", times_.setup},   {"locate frames (host)", times_.locate},
+    res.stage_seconds = {{"setup (buffers, mapping)", times_.setup},   {"search: locate frames (host)", times_.locate},
+                         {"wait for located frames", times_.wait_locate},
                          {"pack for the link (host pool)", times_.pack}, {"enqueue copies and kernel", times_.enqueue},
                          {"wait for a free slot", times_.wait_slot},      {"writer: wait for the GPU", times_.wait_gpu},
                          {"writer: payload to the sink", times_.write_sink}, {"drain at the end", times_.drain}};
@@ -237,6 +324,31 @@ private:
     current_ = nullptr;
     writer_done_ = false;
     queue_.clear();
+  }
+
+  /// The search thread: every frame and header failure, in capture order.
+  void search_loop(const tr::sample_source& src, const progress_fn& progress, event_queue& events)
+  {
+    try {
+      uint64_t pos = 0;
+      for (;;) {
+        std::optional<locator_event> ev;
+        {
+          stage_timer t(times_.locate);
+          ev = locator_->next(src, pos, progress);
+        }
+        if (!ev) {
+          events.finish(locator_->stopped());
+          return;
+        }
+        pos = ev->resume;
+        if (!events.push(std::make_unique<locator_event>(std::move(*ev)))) {
+          return;
+        }
+      }
+    } catch (...) {
+      events.fail(std::current_exception());
+    }
   }
 
   /// Every slot of every GPU at `asked` symbols per batch; when device or pinned
@@ -501,6 +613,7 @@ private:
   rx_config cfg_;
   gpu_config gcfg_;
   host_pool pool_;
+  std::unique_ptr<frame_locator> locator_; ///< made once: its channel smoother's set-up costs more than a short capture
   datatype in_type_ = datatype::cf32_le;
   tr::link_format fmt_ = tr::link_format::f32;
   tr::link_format slots_fmt_ = tr::link_format::f32;
