@@ -1,9 +1,12 @@
 #include <whd/baseband/sync.hpp>
 
+#include "host_pool.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <thread>
 
 namespace whd::baseband {
 
@@ -67,13 +70,94 @@ constexpr std::size_t W = p::N;
 constexpr std::size_t BLOCK_SAMPLES = BLOCK + L + W + L;
 } // namespace
 
-detector::detector(const rx_config& cfg) : cfg_(cfg), buf_(BLOCK_SAMPLES), sp_re_(BLOCK_SAMPLES + 1), sp_im_(BLOCK_SAMPLES + 1), se_(BLOCK_SAMPLES + 1) {}
+detector::detector(const rx_config& cfg)
+    : cfg_(cfg), pool_(std::make_unique<host_pool>(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency())))
+{
+  scratch_.resize(pool_->size());
+  for (auto& w : scratch_) {
+    w.buf.resize(BLOCK_SAMPLES);
+    w.sp_re.resize(BLOCK_SAMPLES + 1);
+    w.sp_im.resize(BLOCK_SAMPLES + 1);
+    w.se.resize(BLOCK_SAMPLES + 1);
+  }
+}
+
+detector::~detector() = default;
+
+detector::block_result detector::scan_block(const transport::sample_source& src, uint64_t base, scratch& w) const
+{
+  block_result out;
+  const std::size_t got = src.read(base, std::span<cf32>(w.buf.data(), BLOCK_SAMPLES));
+  out.last = got < BLOCK_SAMPLES;
+  // Positions whose two windows lie inside what was read.
+  if (got < L + W) {
+    out.last = true;
+    return out;
+  }
+  // A NaN would make every prefix sum after it NaN, and the metric of every
+  // position of the block with it.
+  zero_non_finite(std::span<cf32>(w.buf.data(), got));
+  const std::size_t nof_pos = got - L - W + 1;
+  // Prefix sums in double: P terms conj(r[i]) r[i+L] and energies |r[i]|^2.
+  double* sp_re = w.sp_re.data();
+  double* sp_im = w.sp_im.data();
+  double* se = w.se.data();
+  const cf32* buf = w.buf.data();
+  sp_re[0] = sp_im[0] = se[0] = 0.0;
+  for (std::size_t i = 0; i < got; ++i) {
+    const cf32 a = buf[i];
+    const cf32 b = i + L < got ? buf[i + L] : cf32{};
+    sp_re[i + 1] = sp_re[i] + double(a.real()) * b.real() + double(a.imag()) * b.imag();
+    sp_im[i + 1] = sp_im[i] + double(a.real()) * b.imag() - double(a.imag()) * b.real();
+    se[i + 1] = se[i] + double(a.real()) * a.real() + double(a.imag()) * a.imag();
+  }
+  auto metric = [&](std::size_t n, double& pre, double& pim) {
+    pre = sp_re[n + W] - sp_re[n];
+    pim = sp_im[n + W] - sp_im[n];
+    const double r1 = se[n + W] - se[n];
+    const double r2 = se[n + L + W] - se[n + L];
+    const double den = r1 * r2;
+    return den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
+  };
+  const std::size_t search_end = std::min(nof_pos, BLOCK);
+  for (std::size_t n = 0; n < search_end; ++n) {
+    double pre, pim;
+    if (metric(n, pre, pim) <= cfg_.detect_threshold) {
+      continue;
+    }
+    // The maximum over one symbol from the crossing (first maximum on ties).
+    const std::size_t last = std::min(n + L, nof_pos);
+    std::size_t best = n;
+    double best_m = -1.0, best_re = 0.0, best_im = 0.0;
+    for (std::size_t k = n; k < last; ++k) {
+      double kre, kim;
+      const double m = metric(k, kre, kim);
+      if (m > best_m) {
+        best_m = m;
+        best = k;
+        best_re = kre;
+        best_im = kim;
+      }
+    }
+    detection d;
+    d.coarse = base + best;
+    d.metric = float(best_m);
+    d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
+    out.found = d;
+    return out;
+  }
+  return out;
+}
 
 std::optional<detection> detector::next(const transport::sample_source& src, uint64_t from, const progress_fn& progress)
 {
   const uint64_t total = src.size();
   stopped_ = false;
-  for (uint64_t base = from; base + L + W <= total; base += BLOCK) {
+  std::vector<block_result> results(scratch_.size());
+  // Blocks scanned at once: one right after a frame (the next is often near),
+  // doubling while nothing is found.
+  std::size_t ahead = 1;
+  for (uint64_t base = from; base + L + W <= total;) {
     if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
       stopped_ = true;
       return std::nullopt;
@@ -81,61 +165,27 @@ std::optional<detection> detector::next(const transport::sample_source& src, uin
     if (progress) {
       progress(base, total);
     }
-    const std::size_t got = src.read(base, std::span<cf32>(buf_.data(), BLOCK_SAMPLES));
-    // Positions whose two windows lie inside what was read.
-    if (got < L + W) {
-      return std::nullopt;
+    // Blocks base, base + BLOCK, ... that can hold a position.
+    const uint64_t left = (total - L - W - base) / BLOCK + 1;
+    const auto n = std::size_t(std::min<uint64_t>(ahead, left));
+    if (n == 1) {
+      results[0] = scan_block(src, base, scratch_[0]);
+    } else {
+      pool_->run(unsigned(n), [&](unsigned i, unsigned) { results[i] = scan_block(src, base + uint64_t(i) * BLOCK, scratch_[i]); });
     }
-    // A NaN would make every prefix sum after it NaN, and the metric of every
-    // position of the block with it.
-    zero_non_finite(std::span<cf32>(buf_.data(), got));
-    const std::size_t nof_pos = got - L - W + 1;
-    // Prefix sums in double: P terms conj(r[i]) r[i+L] and energies |r[i]|^2.
-    sp_re_[0] = sp_im_[0] = se_[0] = 0.0;
-    for (std::size_t i = 0; i < got; ++i) {
-      const cf32 a = buf_[i];
-      const cf32 b = i + L < got ? buf_[i + L] : cf32{};
-      sp_re_[i + 1] = sp_re_[i] + double(a.real()) * b.real() + double(a.imag()) * b.imag();
-      sp_im_[i + 1] = sp_im_[i] + double(a.real()) * b.imag() - double(a.imag()) * b.real();
-      se_[i + 1] = se_[i] + double(a.real()) * a.real() + double(a.imag()) * a.imag();
-    }
-    auto metric = [&](std::size_t n, double& pre, double& pim) {
-      pre = sp_re_[n + W] - sp_re_[n];
-      pim = sp_im_[n + W] - sp_im_[n];
-      const double r1 = se_[n + W] - se_[n];
-      const double r2 = se_[n + L + W] - se_[n + L];
-      const double den = r1 * r2;
-      return den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
-    };
-    const std::size_t search_end = std::min(nof_pos, BLOCK);
-    for (std::size_t n = 0; n < search_end; ++n) {
-      double pre, pim;
-      if (metric(n, pre, pim) <= cfg_.detect_threshold) {
-        continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (results[i].found) {
+        return results[i].found;
       }
-      // The maximum over one symbol from the crossing (first maximum on ties).
-      const std::size_t last = std::min(n + L, nof_pos);
-      std::size_t best = n;
-      double best_m = -1.0, best_re = 0.0, best_im = 0.0;
-      for (std::size_t k = n; k < last; ++k) {
-        double kre, kim;
-        const double m = metric(k, kre, kim);
-        if (m > best_m) {
-          best_m = m;
-          best = k;
-          best_re = kre;
-          best_im = kim;
-        }
+      if (results[i].last) {
+        base = total; // the source ended inside this block
+        break;
       }
-      detection d;
-      d.coarse = base + best;
-      d.metric = float(best_m);
-      d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
-      return d;
     }
-    if (got < BLOCK_SAMPLES) {
-      break; // the source ended inside this block
+    if (base != total) {
+      base += uint64_t(n) * BLOCK;
     }
+    ahead = std::min(ahead * 2, scratch_.size());
   }
   if (progress) {
     progress(total, total);

@@ -107,4 +107,35 @@ TEST(rx_threads, one_and_many_threads_give_identical_results)
   }
 }
 
+TEST(rx_threads, long_noisy_gaps_scanned_ahead_find_the_frames_of_one_thread)
+{
+  // The detector scans the blocks after an empty one in parallel, more at a time
+  // the longer nothing is found: gaps of several blocks (65 536 positions each)
+  // put each preamble somewhere inside such a parallel sweep, and the first
+  // crossing in block order must be the one a single thread finds.
+  bb::capture_config cfg;
+  cfg.mods = {p::modulation::qpsk, p::modulation::qam16};
+  cfg.nds = {20, 5, 40};
+  cfg.nof_frames = 9;
+  cfg.lead_samples = 200001;
+  cfg.gap_samples = 450013;
+  cfg.tail_samples = 300007;
+  cfg.seed = 4343;
+  cfg.impairments.snr_dB = 12.0; // noise over the whole capture, so every block has a metric to compute
+  cfg.impairments.cfo_Hz = 0.9e6;
+  bb::memory_capture cap;
+  const auto plan = bb::generate_capture(cfg, cap);
+  const whd::transport::memory_source src(cap.samples());
+  bb::rx_config rc;
+  rc.nof_threads = 1;
+  const auto reference = whd::test::run_cpu_receiver(src, rc);
+  const auto errors = whd::test::check_against_plan(plan, cap.truth(), reference, "1 thread");
+  EXPECT_EQ(reference.result.frames.size(), 9u);
+  EXPECT_LT(errors.ber(), 1e-2);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    rc.nof_threads = threads;
+    expect_identical(reference, whd::test::run_cpu_receiver(src, rc), std::to_string(threads) + " threads, long gaps");
+  }
+}
+
 } // namespace

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -54,10 +55,21 @@ struct frame_sync {
 /// First sample of symbol m's FFT window.
 inline uint64_t fft_window(const frame_sync& s, uint64_t m) { return s.fft0 + m * profile::SYMBOL_LEN; }
 
-/// Lag-576 detector over a source; keeps one block of samples and its prefix sums.
+class host_pool;
+
+/// Lag-576 detector over a source, block by block. Each block is read and summed
+/// on its own (prefix sums restart at its first sample), so blocks are independent:
+/// after a block without a crossing, the next ones are scanned ahead in parallel
+/// (2, 4, ... up to rx_config::nof_threads at once), and the first crossing in
+/// block order is taken, exactly as a scan of one block at a time would find it.
+/// Silence and noise between frames are then scanned by every core; a frame that
+/// follows closely costs one block as before.
 class detector {
 public:
   explicit detector(const rx_config& cfg);
+  ~detector();
+  detector(const detector&) = delete;
+  detector& operator=(const detector&) = delete;
   /// First detection whose window starts at or after `from`; nullopt at the end of the
   /// source, or when rx_config::stop is raised (checked before each block of samples).
   /// `progress` (may be empty) is told how far the scan has gone.
@@ -67,10 +79,22 @@ public:
   bool stopped() const noexcept { return stopped_; }
 
 private:
+  /// One block's buffers (one per thread scanning ahead).
+  struct scratch {
+    std::vector<cf32> buf;
+    std::vector<double> sp_re, sp_im, se;
+  };
+  /// What scanning one block found.
+  struct block_result {
+    std::optional<detection> found;
+    bool last = false; ///< the source ends inside this block: no block follows
+  };
+  block_result scan_block(const transport::sample_source& src, uint64_t base, scratch& w) const;
+
   rx_config cfg_;
   bool stopped_ = false;
-  std::vector<cf32> buf_;
-  std::vector<double> sp_re_, sp_im_, se_;
+  std::vector<scratch> scratch_;
+  std::unique_ptr<host_pool> pool_;
 };
 
 /// Fine timing and CFO for a detection. nullopt when the cross-correlation does not
