@@ -3,7 +3,9 @@
 # among them), compute-sanitizer memcheck over them, then scale_round.sh with the
 # GPU backend on a capture of tens of GB (sized to the free disk). Everything lands
 # in $OUT/logs.tgz (the device returns few files); the scale table is printed last.
-# Usage (device `carry: ["dist"]`): scripts/scale_device_round.sh dist tests|scale|all [SIZE_GB]
+# Usage (device `carry: ["dist"]`): scripts/scale_device_round.sh dist tests|scale|sparse|all [SIZE_GB]
+#   sparse: a capture larger than the disk, RAM and GPU memory (default 140 GB): a
+#   sparse file with 12 copies spread over it (scale_round.sh, WHD_SCALE_SPARSE)
 set -uo pipefail
 dist=${1:-dist}
 what=${2:-all}
@@ -18,7 +20,7 @@ san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 mkdir -p "$out"
 
 nvidia-smi >"$logs/smi.txt" 2>&1
-if [[ $what != scale ]]; then
+if [[ $what == tests || $what == all ]]; then
 echo "== gpu tests"
 timeout 300 "$dist/bin/baseband_gpu_tests" >"$logs/baseband_gpu_tests.log" 2>&1
 echo "baseband_gpu_tests rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$logs/baseband_gpu_tests.log" | tr '\n' ' ')"
@@ -39,10 +41,14 @@ rm -rf "$work" # a machine kept warm still holds the last round's capture: size 
 mkdir -p "$work"
 df -h "$work" /dev/shm >"$logs/df.txt"
 free_gb=$(df --output=avail -B1G "$work" | tail -1)
-# The capture and its truth (1.15 x) must fit with room to spare.
+# The capture and its truth (1.15 x) must fit with room to spare (a sparse one holds 12 copies).
 size_gb=$(python3 -c "print(max(1, min($want_gb, int(($free_gb - 4) / 1.2))))")
+if [[ $what == sparse ]]; then
+  size_gb=${3:-140}
+  export WHD_SCALE_SPARSE=12 WHD_SCALE_REPEATS=1 WHD_SCALE_NO_FILE=0
+fi
 echo "== scale: ${size_gb} GB capture (${free_gb} GB free)"
-WHD_PAYLOAD_DIR=/dev/shm OUT="$logs/scale" timeout 420 "$here/scale_round.sh" "$dist/bin" "$work" "$size_gb" gpu
+WHD_PAYLOAD_DIR=/dev/shm OUT="$logs/scale" timeout 480 "$here/scale_round.sh" "$dist/bin" "$work" "$size_gb" gpu
 echo "scale rc=$?"
 cp "$logs/scale/scale.md" "$logs/scale/scale.json" "$out/" 2>/dev/null
 fi

@@ -14,7 +14,9 @@
 #   BACKEND   cpu or gpu
 # Writes WORK_DIR/scale.md and WORK_DIR/scale.json (or under $OUT when set).
 # WHD_SCALE_REPEATS (3): decodes of the big capture; WHD_SCALE_NO_FILE (1): one more
-# without a payload file, and one with neither payload file nor --truth; WHD_PAYLOAD_DIR (WORK_DIR): where payload files go.
+# without a payload file, and one with neither payload file nor --truth;
+# WHD_SCALE_SPARSE=K: the big capture is a sparse file of SIZE_GB holding K copies
+# spread evenly, holes (zero samples) between them (for sizes beyond the disk); WHD_PAYLOAD_DIR (WORK_DIR): where payload files go.
 set -euo pipefail
 bin=$1 work=$2 size_gb=$3 backend=$4
 shift 4
@@ -29,7 +31,21 @@ if [[ ! -f $work/base.ci8 || ! -f $work/base.truth ]]; then
 fi
 base_bytes=$(stat -c %s "$work/base.ci8")
 copies=$(python3 -c "import math; print(max(1, math.ceil($size_gb * 1e9 / $base_bytes)))")
-if [[ ! -f $work/big.ci8 || $(stat -c %s "$work/big.ci8") -ne $((copies * base_bytes)) ]]; then
+if [[ -n ${WHD_SCALE_SPARSE:-} ]]; then
+  # A capture larger than the disk: WHD_SCALE_SPARSE copies spread evenly over
+  # SIZE_GB, the rest holes in a sparse file, read back as zero samples (silence).
+  copies=$WHD_SCALE_SPARSE
+  total=$(python3 -c "print(int($size_gb * 1e9) // 2 * 2)")
+  echo "== writing a sparse capture of $total bytes with $copies copies"
+  rm -f "$work/big.ci8" "$work/big.truth"
+  truncate -s "$total" "$work/big.ci8"
+  for ((i = 0; i < copies; i++)); do
+    offset=$(python3 -c "print($total * $i // $copies // 2 * 2)")
+    dd if="$work/base.ci8" of="$work/big.ci8" bs=4M seek="$offset" oflag=seek_bytes conv=notrunc status=none
+    cat "$work/base.truth" >>"$work/big.truth"
+  done
+  echo "on disk: $(du -h "$work/big.ci8" | cut -f1) of $(du -h --apparent-size "$work/big.ci8" | cut -f1)"
+elif [[ ! -f $work/big.ci8 || $(stat -c %s "$work/big.ci8") -ne $((copies * base_bytes)) ]]; then
   echo "== writing $copies copies ($((copies * base_bytes / 1000000)) MB)"
   rm -f "$work/big.ci8" "$work/big.truth"
   t0=$(date +%s.%N)
@@ -120,11 +136,14 @@ mem_total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 env = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(), "cpus": os.cpu_count(),
        "ram_bytes": mem_total, "gpu": gpu or "none", "backend": backend, "copies": copies,
        "command": f"scripts/scale_round.sh BIN WORK {size_gb} " + backend + (" " + extra if extra else "")}
-json.dump({"environment": env, "runs": rows}, open(os.path.join(out, "scale.json"), "w"), indent=2)
 mib = lambda b: "-" if b is None else f"{b / 2**20:,.0f}"
 lines = [f"# Scale run, {backend} backend", "",
          f"- date {env['date']}, host {env['host']}, {env['cpus']} CPUs, {mem_total / 2**30:.0f} GiB RAM, GPU: {env['gpu']}",
-         f"- command: `{env['command']}`", "",
+         f"- command: `{env['command']}`"]
+if os.environ.get("WHD_SCALE_SPARSE"):
+    env["sparse_copies"] = int(os.environ["WHD_SCALE_SPARSE"])
+    lines.append(f"- the big capture is a sparse file: {env['sparse_copies']} copies spread evenly, holes between them read back as zero samples (silence)")
+lines += ["",
          "| capture | GB | data symbols | s | ns/symbol | x real time | bit errors / bits | payload file vs truth | peak RSS MiB (report / time -v) | device MiB (ours / in use / nvidia-smi max) | pinned MiB | batch |",
          "|---|---:|---:|---:|---:|---:|---|---|---|---|---:|---:|"]
 for r in rows:
@@ -138,6 +157,7 @@ lines += ["", f"Each of the {copies} copies decodes as the copy alone does: bit 
           + ("yes" if big["bit_errors"] == copies * base["bit_errors"] and big["missing_bits"] == 0 else "NO"),
           f"Peak RSS from the copy to {copies} copies: {mib(base['peak_rss_bytes'])} -> {mib(big['peak_rss_bytes'])} MiB; "
           f"device memory allocated: {mib(base['device_bytes'])} -> {mib(big['device_bytes'])} MiB."]
+json.dump({"environment": env, "runs": rows}, open(os.path.join(out, "scale.json"), "w"), indent=2)
 open(os.path.join(out, "scale.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 EOF
