@@ -25,8 +25,7 @@ frame_params make_frame_params(const located_frame& f)
   fp.mod = int32_t(f.info.mod);
   for (int d = 0; d < profile::NOF_DATA; ++d) {
     const cf32 inv = f.channel.inv[std::size_t(profile::DATA_USED[std::size_t(d)])];
-    fp.inv_re[d] = inv.real();
-    fp.inv_im[d] = inv.imag();
+    fp.inv[profile::DATA_BIN[std::size_t(d)]] = float2{inv.real(), inv.imag()};
   }
   for (int i = 0; i < profile::NOF_PILOTS; ++i) {
     const cf32 h = f.channel.h[std::size_t(profile::PILOT_USED[std::size_t(i)])];

@@ -19,8 +19,9 @@ struct frame_params {
   double window_offset; ///< first FFT window of the frame minus its start [samples]
   int32_t mod;          ///< profile::modulation
   int32_t pad;
-  float inv_re[profile::NOF_DATA];     ///< 1/H on data tones (data tone order)
-  float inv_im[profile::NOF_DATA];
+  /// 1/H by FFT bin: on data tones, 0 elsewhere. By bin rather than by data tone,
+  /// so that a thread of the fused kernel reads the bins it holds from one base.
+  float2 inv[profile::N];
   float hconj_re[profile::NOF_PILOTS]; ///< conj(H) on pilots
   float hconj_im[profile::NOF_PILOTS];
   /// e^{-j 2 pi cfo t} for t = 0..63 and e^{-j 2 pi cfo 64}, from double: each
@@ -38,6 +39,7 @@ struct symbol_desc {
 
 /// Output stride per symbol: the larger modulation's bytes (QPSK uses the first 84).
 inline constexpr std::size_t OUT_STRIDE = profile::MAX_BYTES_PER_SYMBOL;
+static_assert(OUT_STRIDE % 4 == 0, "the fused kernel stores 32-bit words");
 
 /// Device pointers of one batch.
 struct batch_view {
@@ -45,7 +47,7 @@ struct batch_view {
   const float* scales;        ///< count
   const symbol_desc* symbols; ///< count
   const frame_params* frames;
-  uint8_t* out;               ///< count * OUT_STRIDE bytes
+  uint8_t* out;               ///< count * OUT_STRIDE bytes, 4-byte aligned
   std::size_t count;
 };
 

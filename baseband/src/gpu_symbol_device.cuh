@@ -1,6 +1,8 @@
-// Device pieces of data-symbol decoding shared by the fused kernel and the
-// cuFFT-based baseline chain: link unpacking, CFO phase, pilot common phase,
-// equalisation with demapping and bit packing. 64 threads (one group) per symbol.
+// Device pieces of data-symbol decoding: link unpacking, CFO phase, pilot common
+// phase, equalisation with demapping and bit packing. 64 threads (one group) per
+// symbol. The cuFFT-based baseline chain decodes from Y in shared memory
+// (demap_bytes); the fused kernel from the bins each thread holds after its
+// transform (the *_held pieces and pack_payload).
 #pragma once
 
 #include "gpu_symbol_decoder.hpp"
@@ -90,33 +92,44 @@ __device__ __forceinline__ void derotate8(float2 (&v)[8], float base, const fram
   }
 }
 
-/// e^{-j theta} from the pilots of symbol m (Y in natural bin order, in shared
-/// memory). Called by all 64 threads of the group; the result is written to *rot
-/// by thread 0; the caller synchronises before reading it.
-__device__ __forceinline__ void pilot_rotation(const float2* y, const frame_params& fp, uint32_t m, int t, float2* rot)
+/// What lane l of a warp weighs its pilot with in pilot_rotation: conj(H) on pilot
+/// l mod 16 and the sign of symbol m's pilot value (loaded apart from the
+/// rotation, so that a kernel can issue the loads early).
+struct pilot_weight {
+  float2 hconj;
+  float sign;
+};
+
+__device__ __forceinline__ pilot_weight load_pilot_weight(const frame_params& fp, uint32_t m, int lane)
 {
-  if (t < 32) {
-    float2 acc = make_float2(0.0f, 0.0f);
-    if (t < profile::NOF_PILOTS) {
-      acc = cmulf(y[D_TONES.pilot_bin[t]], make_float2(fp.hconj_re[t], fp.hconj_im[t]));
-    }
+  const int i = lane % profile::NOF_PILOTS;
+  return {make_float2(fp.hconj_re[i], fp.hconj_im[i]), D_TONES.pn[m % profile::PN_PERIOD] ? -1.0f : 1.0f};
+}
+
+/// e^{-j theta} from the pilots, in every lane of the warp. Lane l passes Y on pilot
+/// l mod 16 and its weight. The xor butterfly adds in the order of a tree over lanes
+/// 0..15 (p0 + p8 first, ..., the two halves last); each lane gets the same sum,
+/// since a + b == b + a exactly.
+__device__ __forceinline__ float2 pilot_rotation(float2 y_pilot, pilot_weight w)
+{
+  static_assert(profile::NOF_PILOTS == 16, "the butterfly below reduces 16 lanes");
+  float2 acc = cmulf(y_pilot, w.hconj);
 #pragma unroll
-    for (int off = 8; off > 0; off >>= 1) {
-      acc.x += __shfl_down_sync(0xffffffffu, acc.x, off);
-      acc.y += __shfl_down_sync(0xffffffffu, acc.y, off);
-    }
-    if (t == 0) {
-      const float sign = D_TONES.pn[m % profile::PN_PERIOD] ? -1.0f : 1.0f;
-      const float mag = sqrtf(acc.x * acc.x + acc.y * acc.y);
-      *rot = mag > 0.0f ? make_float2(sign * acc.x / mag, -sign * acc.y / mag) : make_float2(1.0f, 0.0f);
-    }
+  for (int off = 8; off > 0; off >>= 1) {
+    acc.x += __shfl_xor_sync(0xffffffffu, acc.x, off);
+    acc.y += __shfl_xor_sync(0xffffffffu, acc.y, off);
   }
+  const float mag = sqrtf(acc.x * acc.x + acc.y * acc.y);
+  return mag > 0.0f ? make_float2(w.sign * acc.x / mag, -w.sign * acc.y / mag) : make_float2(1.0f, 0.0f);
 }
 
 /// Equalise, demap and pack one symbol's payload bytes (Y in natural bin order).
 __device__ __forceinline__ void demap_bytes(const float2* y, const frame_params& fp, float2 rot, uint8_t* out, int t)
 {
-  auto equalised = [&](int d) { return cmulf(cmulf(y[D_TONES.data_bin[d]], make_float2(fp.inv_re[d], fp.inv_im[d])), rot); };
+  auto equalised = [&](int d) {
+    const int bin = D_TONES.data_bin[d];
+    return cmulf(cmulf(y[bin], fp.inv[bin]), rot);
+  };
   if (fp.mod == int(profile::modulation::qpsk)) {
     for (int byte = t; byte < profile::NOF_DATA / 4; byte += GROUP) {
       unsigned bits = 0;
@@ -138,6 +151,143 @@ __device__ __forceinline__ void demap_bytes(const float2* y, const frame_params&
       out[byte] = uint8_t(bits);
     }
   }
+}
+
+// ---------------------------------------------------------------- bins held in registers
+// After the fused kernel's transform, the thread of output lane L holds bins
+// L + GROUP j in v[j], j = 0..7 (fft512_device.cuh's output_bin).
+
+inline constexpr int SLOTS = 8; ///< bins a thread holds
+/// The decided bit groups of one symbol in shared memory: byte d for data tone d,
+/// then a spare byte that bins of no data tone write, rounded up to 16 bytes for
+/// pack_payload's vector reads.
+inline constexpr int SPARE_BYTE = profile::NOF_DATA;
+inline constexpr int BITS_BYTES = (profile::NOF_DATA + 1 + 15) / 16 * 16;
+
+/// Per lane L, what the bins L + GROUP j are.
+struct lane_tones {
+  alignas(16) uint16_t bits_at[GROUP][SLOTS]; ///< data tone d of the bin, else SPARE_BYTE
+  int8_t pilot[GROUP];                        ///< 16 j + i when bin L + GROUP j is pilot i, else -1
+  uint8_t data_slots;                         ///< bit j: some lane holds a data tone in slot j
+  uint8_t pilot_slots;                        ///< bit j: some lane holds a pilot in slot j
+};
+
+constexpr lane_tones make_lane_tones()
+{
+  lane_tones l{};
+  for (int lane = 0; lane < GROUP; ++lane) {
+    l.pilot[lane] = -1;
+    for (int j = 0; j < SLOTS; ++j) {
+      l.bits_at[lane][j] = SPARE_BYTE;
+    }
+  }
+  for (int d = 0; d < profile::NOF_DATA; ++d) {
+    const int bin = profile::DATA_BIN[std::size_t(d)];
+    l.bits_at[bin % GROUP][bin / GROUP] = uint16_t(d);
+    l.data_slots = uint8_t(l.data_slots | (1u << (bin / GROUP)));
+  }
+  for (int i = 0; i < profile::NOF_PILOTS; ++i) {
+    const int bin = profile::PILOT_BIN[std::size_t(i)];
+    // One pilot per lane at most: the profile's pilots fall on different lanes.
+    l.pilot[bin % GROUP] = l.pilot[bin % GROUP] < 0 ? int8_t(16 * (bin / GROUP) + i) : throw "two pilots in one lane";
+    l.pilot_slots = uint8_t(l.pilot_slots | (1u << (bin / GROUP)));
+  }
+  return l;
+}
+
+static_assert(SLOTS * GROUP == profile::N && profile::NOF_PILOTS <= 16);
+inline constexpr lane_tones LANE_TONES = make_lane_tones();
+inline constexpr unsigned DATA_SLOTS = LANE_TONES.data_slots;
+inline constexpr unsigned PILOT_SLOTS = LANE_TONES.pilot_slots;
+static __device__ const lane_tones D_LANES = make_lane_tones();
+
+/// Output lane L's row of the table, in registers.
+struct held_tones {
+  uint4 bits_at; ///< bits_at[L][j] in 16-bit halves, slot 0 lowest
+  int pilot;     ///< pilot[L]
+};
+
+__device__ __forceinline__ held_tones load_held_tones(int lane)
+{
+  return {__ldg(reinterpret_cast<const uint4*>(D_LANES.bits_at[lane])), D_LANES.pilot[lane]};
+}
+
+/// Store Y of the pilot that the lane holds, if any, at pilots[i].
+__device__ __forceinline__ void store_held_pilot(const float2 (&v)[SLOTS], const held_tones& h, float2* pilots)
+{
+  const int slot = h.pilot >> 4;
+  float2 y = make_float2(0.0f, 0.0f);
+#pragma unroll
+  for (int j = 0; j < SLOTS; ++j) {
+    if (((PILOT_SLOTS >> j) & 1u) != 0) {
+      y.x = slot == j ? v[j].x : y.x;
+      y.y = slot == j ? v[j].y : y.y;
+    }
+  }
+  if (h.pilot >= 0) {
+    pilots[h.pilot & 15] = y;
+  }
+}
+
+/// v[j] <- v[j] * (1/H) on the held bins that can be data tones (the equalisation's
+/// first product; 1/H is 0 on bins of no data tone).
+__device__ __forceinline__ void equalise_held(float2 (&v)[SLOTS], const frame_params& fp, int lane)
+{
+  const float2* inv = fp.inv + lane;
+#pragma unroll
+  for (int j = 0; j < SLOTS; ++j) {
+    if (((DATA_SLOTS >> j) & 1u) != 0) {
+      v[j] = cmulf(v[j], inv[GROUP * j]);
+    }
+  }
+}
+
+/// Rotate the equalised bins by the pilots' common phase and decide them: bin
+/// L + GROUP j's bit group goes to bits[d] for data tone d (the spare byte for
+/// bins of no data tone).
+template <bool QAM16>
+__device__ __forceinline__ void demap_held(const float2 (&v)[SLOTS], float2 rot, const held_tones& h, uint8_t* bits)
+{
+  const unsigned pairs[4] = {h.bits_at.x, h.bits_at.y, h.bits_at.z, h.bits_at.w};
+#pragma unroll
+  for (int j = 0; j < SLOTS; ++j) {
+    if (((DATA_SLOTS >> j) & 1u) != 0) {
+      const unsigned d = (pairs[j / 2] >> (16 * (j % 2))) & 0xffffu;
+      const float2 z = cmulf(v[j], rot);
+      bits[d] = uint8_t(QAM16 ? demap_qam16(z.x, z.y) : demap_qpsk(z.x, z.y));
+    }
+  }
+}
+
+/// Pack one symbol's bit groups bits[0..NOF_DATA) (shared memory, 16-byte aligned)
+/// into its payload, each group MSB first in data-tone order: thread t < 21 (QPSK)
+/// or 42 (16-QAM) writes the 32-bit word t of `out` (4-byte aligned).
+template <bool QAM16>
+__device__ __forceinline__ void pack_payload(const uint8_t* bits, uint8_t* out, int t)
+{
+  constexpr int WORDS = profile::bytes_per_symbol(QAM16 ? profile::modulation::qam16 : profile::modulation::qpsk) / 4;
+  if (t >= WORDS) {
+    return;
+  }
+  unsigned word;
+  if constexpr (QAM16) {
+    static_assert(WORDS * 8 == profile::NOF_DATA);
+    const uint2 q = *reinterpret_cast<const uint2*>(bits + 8 * t);
+    // Bytes g0 g1 g2 g3 -> (g0 << 4 | g1) in byte 0 and (g2 << 4 | g3) in byte 2.
+    const unsigned a = (q.x << 4) | (q.x >> 8);
+    const unsigned b = (q.y << 4) | (q.y >> 8);
+    word = __byte_perm(a, b, 0x6420);
+  } else {
+    static_assert(WORDS * 16 == profile::NOF_DATA);
+    const uint4 q = *reinterpret_cast<const uint4*>(bits + 16 * t);
+    // Bytes g0 g1 g2 g3 of 2 bits each -> g0 g1 g2 g3 as one byte, in the top byte
+    // of the product (the lower partial products stay below bit 24).
+    constexpr unsigned GATHER = (1u << 30) | (1u << 20) | (1u << 10) | 1u;
+    const unsigned lo = __byte_perm(q.x * GATHER, q.y * GATHER, 0x0073);
+    const unsigned hi = __byte_perm(q.z * GATHER, q.w * GATHER, 0x0073);
+    word = __byte_perm(lo, hi, 0x5410);
+  }
+  reinterpret_cast<uint32_t*>(out)[t] = word;
 }
 
 } // namespace whd::baseband::gpu

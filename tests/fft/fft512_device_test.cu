@@ -1,6 +1,7 @@
 /// GPU tests of the device function as a fused kernel calls it: values in registers,
 /// the index maps of the contract, forward then inverse in one kernel, with the
-/// block-wide barrier and with the per-transform named barrier.
+/// block-wide barrier and with the per-transform named barrier, and for the shuffle
+/// variants with either lane transpose.
 #include "fft_test_util.hpp"
 
 #include <gpu_guard.hpp>
@@ -19,32 +20,32 @@ namespace wc = whd::cuda;
 
 constexpr int GROUPS = 2; // transforms per block
 
-template <class A, bool NAMED>
+template <class A, bool NAMED, lane_transpose X>
 __device__ void call_forward(float2 (&v)[8], int t, float2* scratch, int g)
 {
   if constexpr (NAMED) {
-    fft512_forward<A>(v, t, scratch, transform_sync{1 + g});
+    fft512_forward<A, transform_sync, X>(v, t, scratch, transform_sync{1 + g});
   } else {
-    fft512_forward<A>(v, t, scratch);
+    fft512_forward<A, block_sync, X>(v, t, scratch);
   }
 }
 
-template <class A, bool NAMED>
+template <class A, bool NAMED, lane_transpose X>
 __device__ void call_inverse(float2 (&v)[8], int t, float2* scratch, int g)
 {
   if constexpr (NAMED) {
-    fft512_inverse<A>(v, t, scratch, transform_sync{1 + g});
+    fft512_inverse<A, transform_sync, X>(v, t, scratch, transform_sync{1 + g});
   } else {
-    fft512_inverse<A>(v, t, scratch);
+    fft512_inverse<A, block_sync, X>(v, t, scratch);
   }
 }
 
 /// Forward transform of x into y (natural order through the index maps), then the
 /// inverse of y into z, all in one kernel.
-template <class A, bool NAMED>
+template <class A, bool NAMED, lane_transpose X>
 __global__ void __launch_bounds__(64 * GROUPS) forward_inverse_kernel(const float2* x, float2* y, float2* z)
 {
-  __shared__ float2 scratch[GROUPS][A::SCRATCH_FLOAT2];
+  __shared__ float2 scratch[GROUPS][scratch_float2<A, X>()];
   const int t = static_cast<int>(threadIdx.x);
   const int g = static_cast<int>(threadIdx.y);
   const std::size_t f = blockIdx.x * GROUPS + threadIdx.y;
@@ -52,7 +53,7 @@ __global__ void __launch_bounds__(64 * GROUPS) forward_inverse_kernel(const floa
   for (int j = 0; j < 8; ++j) {
     v[j] = x[f * 512 + A::input_index(t, j)];
   }
-  call_forward<A, NAMED>(v, t, scratch[g], g);
+  call_forward<A, NAMED, X>(v, t, scratch[g], g);
   for (int j = 0; j < 8; ++j) {
     y[f * 512 + A::output_bin(t, j)] = v[j];
   }
@@ -60,16 +61,17 @@ __global__ void __launch_bounds__(64 * GROUPS) forward_inverse_kernel(const floa
   for (int j = 0; j < 8; ++j) {
     v[j] = y[f * 512 + A::input_index(t, j)];
   }
-  call_inverse<A, NAMED>(v, t, scratch[g], g);
+  call_inverse<A, NAMED, X>(v, t, scratch[g], g);
   for (int j = 0; j < 8; ++j) {
     z[f * 512 + A::output_bin(t, j)] = v[j];
   }
 }
 
-template <class A, bool NAMED>
+template <class A, bool NAMED, lane_transpose X = lane_transpose::shuffles>
 void check_device_function(const char* name, std::uint64_t seed)
 {
-  SCOPED_TRACE(std::string(name) + (NAMED ? " named barrier" : " block barrier"));
+  SCOPED_TRACE(std::string(name) + (NAMED ? " named barrier" : " block barrier") +
+               (X == lane_transpose::warp_rows ? ", warp rows" : ""));
   constexpr std::size_t COUNT = 2 * GROUPS * 5;
   std::mt19937_64 g(seed);
   const auto x = test::random_cf32(g, COUNT * N);
@@ -77,7 +79,7 @@ void check_device_function(const char* name, std::uint64_t seed)
   WHD_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.size_bytes(), cudaMemcpyHostToDevice));
   WHD_CUDA_CHECK(cudaMemset(dy.data(), 0xFF, dy.size_bytes()));
   WHD_CUDA_CHECK(cudaMemset(dz.data(), 0xFF, dz.size_bytes()));
-  forward_inverse_kernel<A, NAMED><<<COUNT / GROUPS, dim3(64, GROUPS)>>>(
+  forward_inverse_kernel<A, NAMED, X><<<COUNT / GROUPS, dim3(64, GROUPS)>>>(
       reinterpret_cast<const float2*>(dx.data()), reinterpret_cast<float2*>(dy.data()),
       reinterpret_cast<float2*>(dz.data()));
   WHD_CUDA_CHECK_LAUNCH();
@@ -102,16 +104,16 @@ protected:
   void SetUp() override { WHD_REQUIRE_GPU(); }
 };
 
-template <ordering O, exchange E, twiddle W>
+template <ordering O, exchange E, twiddle W, lane_transpose X = lane_transpose::shuffles>
 void check_both_barriers(const char* name, std::uint64_t seed)
 {
-  check_device_function<fft512_algo<O, E, W>, false>(name, seed);
-  check_device_function<fft512_algo<O, E, W>, true>(name, seed + 1);
+  check_device_function<fft512_algo<O, E, W>, false, X>(name, seed);
+  check_device_function<fft512_algo<O, E, W>, true, X>(name, seed + 1);
 }
 
 TEST_F(fft512_device_function, forward_and_round_trip_in_registers)
 {
-  std::cout << "[ seeds    ] 8000..8015\n";
+  std::cout << "[ seeds    ] 8000..8019\n";
   check_both_barriers<ordering::stockham, exchange::smem, twiddle::table>("stockham/smem/table", 8000);
   check_both_barriers<ordering::stockham, exchange::smem, twiddle::sincos>("stockham/smem/sincos", 8002);
   check_both_barriers<ordering::stockham, exchange::shfl, twiddle::table>("stockham/shfl/table", 8004);
@@ -120,6 +122,8 @@ TEST_F(fft512_device_function, forward_and_round_trip_in_registers)
   check_both_barriers<ordering::dit, exchange::smem, twiddle::sincos>("dit/smem/sincos", 8010);
   check_both_barriers<ordering::dit, exchange::shfl, twiddle::table>("dit/shfl/table", 8012);
   check_both_barriers<ordering::dit, exchange::shfl, twiddle::sincos>("dit/shfl/sincos", 8014);
+  check_both_barriers<ordering::stockham, exchange::shfl, twiddle::table, lane_transpose::warp_rows>("stockham/shfl/table", 8016);
+  check_both_barriers<ordering::stockham, exchange::shfl, twiddle::sincos, lane_transpose::warp_rows>("stockham/shfl/sincos", 8018);
 }
 
 TEST_F(fft512_device_function, default_algo_contract)

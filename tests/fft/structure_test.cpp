@@ -256,6 +256,40 @@ TEST(fft512_structure_parts, shuffle_stages_transpose_each_group_of_8_lanes)
   }
 }
 
+TEST(fft512_structure_parts, warp_rows_transpose_each_group_of_8_lanes_conflict_free)
+{
+  using X = detail::warp_xpose;
+  std::set<int> written;
+  for (int t = 0; t < THREADS_PER_TRANSFORM; ++t) {
+    const int lo = X::WARP_ROWS * (t / 32);
+    for (int j = 0; j < VALUES_PER_THREAD; ++j) {
+      const int w = X::write_base(t) + X::write_offset(j);
+      written.insert(w);
+      EXPECT_GE(w, lo) << "t " << t << " j " << j;
+      EXPECT_LT(w, lo + X::WARP_ROWS) << "t " << t << " j " << j;
+      // Slot j of lane r of a group is what lane j of the group held in slot r.
+      const int from = (t & ~7) + j;
+      EXPECT_EQ(X::read_base(t) + X::read_offset(j), X::write_base(from) + X::write_offset(t & 7)) << "t " << t << " j " << j;
+    }
+  }
+  EXPECT_EQ(written.size(), 512u);
+  EXPECT_LE(*written.rbegin(), X::SCRATCH - 1);
+  for (int j = 0; j < VALUES_PER_THREAD; ++j) {
+    for (int h = 0; h < THREADS_PER_TRANSFORM; h += 16) {
+      std::set<int> wb, rb;
+      for (int i = 0; i < 16; ++i) {
+        wb.insert((X::write_base(h + i) + X::write_offset(j)) % 16);
+        rb.insert((X::read_base(h + i) + X::read_offset(j)) % 16);
+      }
+      EXPECT_EQ(wb.size(), 16u) << "bank conflict on store, slot " << j << ", threads " << h << "..";
+      EXPECT_EQ(rb.size(), 16u) << "bank conflict on load, slot " << j << ", threads " << h << "..";
+    }
+  }
+  // No barrier before the rows are written: each warp's first-exchange reads stay in its rows.
+  EXPECT_TRUE(detail::x1_reads_stay_in_warp_rows<detail::stockham_x1>());
+  EXPECT_FALSE(detail::x1_reads_stay_in_warp_rows<detail::dit_x1>());
+}
+
 TEST(fft512_structure_parts, dft8_matches_float64)
 {
   auto g = test::seeded(1006);

@@ -51,7 +51,12 @@ __global__ void __launch_bounds__(gpu::GROUP* SYMBOLS_PER_BLOCK) demap_kernel(gp
   __syncthreads();
   const gpu::symbol_desc desc = b.symbols[s];
   const gpu::frame_params& fp = b.frames[desc.frame];
-  gpu::pilot_rotation(y_s[g], fp, desc.m, t, &rot_s[g]);
+  if (t < 32) { // the first warp of the group finds the pilots' common phase
+    const float2 rot = gpu::pilot_rotation(y_s[g][gpu::D_TONES.pilot_bin[t % p::NOF_PILOTS]], gpu::load_pilot_weight(fp, desc.m, t));
+    if (t == 0) {
+      rot_s[g] = rot;
+    }
+  }
   __syncthreads();
   if (active) {
     gpu::demap_bytes(y_s[g], fp, rot_s[g], b.out + s * gpu::OUT_STRIDE, t);

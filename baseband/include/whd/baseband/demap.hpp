@@ -6,6 +6,8 @@
 
 #include <whd/baseband/profile.hpp>
 
+#include <cmath>
+
 #if defined(__CUDACC__)
 #define WHD_HD __host__ __device__ __forceinline__
 #else
@@ -20,8 +22,9 @@ WHD_HD unsigned demap_qpsk(float i, float q) { return (q < 0.0f ? 2u : 0u) | (i 
 /// Two Gray bits (MSB first) of one 16-QAM axis: b_hi = x > 0, b_lo = |x| < 2c.
 WHD_HD unsigned demap_qam16_axis(float x)
 {
+  // |x| < 2c decides as x < 2c && x > -2c does (NaN included), in one comparison.
   const float two_c = 2.0f * profile::QAM16_C;
-  return (x > 0.0f ? 2u : 0u) | ((x < two_c && x > -two_c) ? 1u : 0u);
+  return (x > 0.0f ? 2u : 0u) | (std::fabs(x) < two_c ? 1u : 0u);
 }
 
 /// 16-QAM index b3 b2 b1 b0 of an equalised point: I gives b3 b2, Q gives b1 b0.

@@ -11,7 +11,7 @@
 /// scratch, and are two whole warps ([64 k, 64 k + 64) of the block) for the shuffle
 /// variants.
 ///
-/// Scratch: A::SCRATCH_FLOAT2 float2 (at most 568, 4544 bytes) of shared memory per
+/// Scratch: scratch_float2<A, X>() float2 (at most 576, 4608 bytes) of shared memory per
 /// transform, 8-byte aligned. It is written first, so a caller that reuses it for another
 /// transform must put a barrier between the last call and the next.
 #pragma once
@@ -19,6 +19,25 @@
 #include <whd/fft/fft512_structure.hpp>
 
 namespace whd::fft {
+
+/// How the shuffle variants (exchange::shfl) do their second exchange, the 8x8
+/// transpose inside groups of 8 lanes.
+enum class lane_transpose : std::uint8_t {
+  /// Warp shuffles: no scratch beyond A::SCRATCH_FLOAT2; about 100 instructions a warp
+  /// (24 shuffles and their selects).
+  shuffles,
+  /// Through the warp's own rows of the scratch (detail::warp_xpose) with __syncwarp:
+  /// about 20 instructions a warp, for a scratch of 576 float2. Stockham only.
+  warp_rows,
+};
+
+/// Shared-memory scratch of one transform of algorithm A with transpose X, in float2.
+template <class A, lane_transpose X = lane_transpose::shuffles>
+__host__ __device__ constexpr int scratch_float2()
+{
+  const bool rows = A::EXCHANGE == exchange::shfl && X == lane_transpose::warp_rows;
+  return rows && detail::warp_xpose::SCRATCH > A::SCRATCH_FLOAT2 ? detail::warp_xpose::SCRATCH : A::SCRATCH_FLOAT2;
+}
 
 /// The default algorithm for kernels that fuse the transform: Stockham, shared-memory
 /// exchanges, table twiddles (the batched default for cf32; see fft512_variant for
@@ -76,8 +95,25 @@ __device__ __forceinline__ void transpose8_shfl(float2 (&v)[8], int lane)
   }
 }
 
+/// The same transpose through the warp's own rows of the scratch (warp_xpose).
+__device__ __forceinline__ void transpose8_warp_rows(float2 (&v)[8], int t, float2* scratch)
+{
+  __syncwarp(); // the warp's reads of the first exchange are done before its rows change
+  float2* w = scratch + warp_xpose::write_base(t);
+  WHD_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    w[warp_xpose::write_offset(j)] = v[j];
+  }
+  __syncwarp();
+  const float2* r = scratch + warp_xpose::read_base(t);
+  WHD_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    v[j] = r[warp_xpose::read_offset(j)];
+  }
+}
+
 /// The forward transform; the sequence mirrors host_emulate (fft512_structure.hpp).
-template <class A, class Sync>
+template <class A, lane_transpose XP, class Sync>
 __device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratch, Sync sync)
 {
   using TW = twiddles<A::TWIDDLE, device_twiddle_source>;
@@ -113,6 +149,9 @@ __device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratc
     for (int j = 0; j < 8; ++j) {
       v[j] = r[X2::read_offset(j)];
     }
+  } else if constexpr (XP == lane_transpose::warp_rows) {
+    static_assert(x1_reads_stay_in_warp_rows<X1>(), "warp rows need a first exchange whose reads stay in each warp's rows");
+    transpose8_warp_rows(v, t, scratch);
   } else {
     transpose8_shfl(v, t & 7);
   }
@@ -125,24 +164,24 @@ __device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratc
 /// @param[in,out] v        this thread's 8 values: x[A::input_index(t, j)] in,
 ///                         Y[A::output_bin(t, j)] out
 /// @param[in]     t        this thread's index in the transform, 0..63
-/// @param[in]     scratch  the transform's shared memory, A::SCRATCH_FLOAT2 float2
+/// @param[in]     scratch  the transform's shared memory, scratch_float2<A, X>() float2
 /// @param[in]     sync     the barrier over the transform's threads
-template <class A = fft512_default_algo, class Sync = block_sync>
+template <class A = fft512_default_algo, class Sync = block_sync, lane_transpose X = lane_transpose::shuffles>
 __device__ __forceinline__ void fft512_forward(float2 (&v)[8], int t, float2* scratch, Sync sync = {})
 {
-  detail::fft512_run<A>(v, t, scratch, sync);
+  detail::fft512_run<A, X>(v, t, scratch, sync);
 }
 
 /// Inverse (unnormalised) transform, conj(forward(conj(x))): same index maps as the
 /// forward one (v[j] = X[A::input_index(t, j)] in, x[A::output_bin(t, j)] out).
-template <class A = fft512_default_algo, class Sync = block_sync>
+template <class A = fft512_default_algo, class Sync = block_sync, lane_transpose X = lane_transpose::shuffles>
 __device__ __forceinline__ void fft512_inverse(float2 (&v)[8], int t, float2* scratch, Sync sync = {})
 {
   WHD_UNROLL
   for (int j = 0; j < 8; ++j) {
     v[j] = detail::conj(v[j]);
   }
-  detail::fft512_run<A>(v, t, scratch, sync);
+  detail::fft512_run<A, X>(v, t, scratch, sync);
   WHD_UNROLL
   for (int j = 0; j < 8; ++j) {
     v[j] = detail::conj(v[j]);

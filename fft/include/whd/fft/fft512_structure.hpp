@@ -392,6 +392,41 @@ __host__ __device__ constexpr void xpose_recv(float2 (&v)[8], int lane, int k, i
   }
 }
 
+/// The same transposes (common_x2's move inside groups of 8 lanes) through shared
+/// memory, each warp in rows of its own: thread t writes slot j at row t mod 32,
+/// column j, and reads slot j from row 8 ((t mod 32) >> 3) + j, column t mod 8. Rows
+/// of 9 float2 (one pad) keep every half-warp conflict-free; warp w's rows start at
+/// 288 w. A warp may overwrite its rows as soon as its own reads of the previous
+/// exchange are done, where those reads stayed inside its rows
+/// (x1_reads_stay_in_warp_rows): only __syncwarp, no barrier.
+struct warp_xpose {
+  static constexpr int ROW = 9;
+  static constexpr int WARP_ROWS = 32 * ROW;
+  static constexpr int SCRATCH = 2 * WARP_ROWS;
+  __host__ __device__ static constexpr int write_base(int t) { return WARP_ROWS * (t >> 5) + ROW * (t & 31); }
+  __host__ __device__ static constexpr int write_offset(int j) { return j; }
+  __host__ __device__ static constexpr int read_base(int t) { return WARP_ROWS * (t >> 5) + 8 * ROW * ((t & 31) >> 3) + (t & 7); }
+  __host__ __device__ static constexpr int read_offset(int j) { return ROW * j; }
+};
+
+/// Whether every read of exchange X1 by warp w of a transform falls in that warp's
+/// rows of warp_xpose, [288 w, 288 w + 288): true for Stockham's first exchange, false
+/// for DIT's.
+template <class X1>
+constexpr bool x1_reads_stay_in_warp_rows()
+{
+  for (int t = 0; t < THREADS_PER_TRANSFORM; ++t) {
+    for (int j = 0; j < VALUES_PER_THREAD; ++j) {
+      const int p = X1::read_base(t) + X1::read_offset(j);
+      const int lo = warp_xpose::WARP_ROWS * (t >> 5);
+      if (p < lo || p >= lo + warp_xpose::WARP_ROWS) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 } // namespace detail
 
 // ---------------------------------------------------------------- the algorithms
