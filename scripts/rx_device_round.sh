@@ -6,8 +6,12 @@
 set -uo pipefail
 dist=${1:-dist}
 shift || true
-out=${OUT:-out-rx}
-mkdir -p "$out"
+final=${OUT:-out-rx}
+# The device returns at most 8 files: logs go to a folder that is packed into
+# $OUT/logs.tgz at the end, beside pipeline.md and pipeline.json.
+out=$(mktemp -d)
+mkdir -p "$final"
+trap 'cp "$out"/pipeline.md "$out"/pipeline.json "$final"/ 2>/dev/null; tar czf "$final/logs.tgz" -C "$out" .' EXIT
 export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export WHD_VECTORS_DIR=$dist/vectors
 export PATH=$PATH:/usr/local/cuda/bin
