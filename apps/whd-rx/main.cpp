@@ -102,6 +102,10 @@ names its format (.cf32/.cfile, .ci16/.sc16, .ci8/.sc8) or given by --format.
 Samples that are NaN or infinite (cf32 captures) are taken as 0; the frames whose
 windows held any are decoded and marked in the report (bad_samples, bad_symbols).
 
+Memory does not grow with the capture (tens of GB decode in a few hundred MB; the
+report's "resources" give peak RSS and device memory). Short of GPU or page-locked
+memory at start, the GPU backend halves --batch until its buffers fit and warns.
+
 SIGINT (Ctrl-C) or SIGTERM stops the run after the frame being decoded: the
 payload and report then hold every frame before, whole, and the report says
 "interrupted": true. A second signal ends it at once (outputs incomplete).
