@@ -1,10 +1,12 @@
 /// @file bench_output.hpp
-/// Writing a subcommand's JSON and Markdown files, each checked, and the tail every
-/// subcommand shares: run with progress on the log, write, print.
+/// What whd-bench's subcommands share: parsing their arguments, writing their JSON
+/// and Markdown files, each checked, and the tail of the receive-chain ones: run
+/// with progress on the log, write, print.
 #pragma once
 
 #include "subcommands.hpp"
 
+#include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
 #include <exception>
@@ -15,6 +17,21 @@
 #include <string_view>
 
 namespace whd::bench_app {
+
+/// Parse a subcommand's arguments into `vm`. False when --help was asked: the
+/// options `shown` are printed and the subcommand returns EXIT_OK.
+/// @throws boost::program_options::error on a wrong command line
+inline bool parse_command_line(const boost::program_options::command_line_parser& parser,
+                               const boost::program_options::options_description& shown, boost::program_options::variables_map& vm)
+{
+  boost::program_options::store(boost::program_options::command_line_parser(parser).run(), vm);
+  boost::program_options::notify(vm);
+  if (vm.count("help") != 0) {
+    std::cout << shown << '\n';
+    return false;
+  }
+  return true;
+}
 
 /// Writes `text` to `path` unless `path` is empty.
 /// @throws std::runtime_error naming the file when it cannot be written

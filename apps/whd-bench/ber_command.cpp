@@ -95,10 +95,7 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     ("markdown", po::value(&markdown), "write the report as Markdown to this file");
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-    if (vm.count("help") != 0) {
-      std::cout << desc << '\n';
+    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
       return EXIT_OK;
     }
     c.cpu = vm.count("no-cpu") == 0;

@@ -46,10 +46,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
   pos.add("capture", 1);
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-    if (vm.count("help") != 0) {
-      std::cout << desc << '\n';
+    if (!parse_command_line(po::command_line_parser(args).options(all).positional(pos), desc, vm)) {
       return EXIT_OK;
     }
     if (capture.empty()) {

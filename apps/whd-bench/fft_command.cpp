@@ -1,5 +1,6 @@
 /// @file fft_command.cpp
 /// `whd-bench fft`: options -> fft_bench_config -> run -> table, JSON, log.
+#include "bench_output.hpp"
 #include "subcommands.hpp"
 
 #include <whd/fft/tune_cache.hpp>
@@ -87,10 +88,7 @@ int run_fft(const std::vector<std::string>& args, const std::string& command)
   fft::bench::fft_bench_config c;
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-    if (vm.count("help") != 0) {
-      std::cout << desc << '\n';
+    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
       return EXIT_OK;
     }
     c.log2_batches = parse_batches(o.batches);

@@ -42,10 +42,7 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     ("markdown", po::value(&markdown), "write the report as Markdown to this file");
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-    if (vm.count("help") != 0) {
-      std::cout << desc << '\n';
+    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
       return EXIT_OK;
     }
     c.end_to_end = vm.count("no-end-to-end") == 0;
