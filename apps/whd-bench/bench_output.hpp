@@ -6,15 +6,19 @@
 
 #include "subcommands.hpp"
 
+#include <whd/transport/link_pack.hpp>
+
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace whd::bench_app {
 
@@ -31,6 +35,22 @@ inline bool parse_command_line(const boost::program_options::command_line_parser
     return false;
   }
   return true;
+}
+
+/// --links: a comma-separated list of link packings.
+/// @throws std::invalid_argument naming the first that is not f32, half or int8
+inline std::vector<transport::link_format> parse_links(const std::string& list)
+{
+  std::vector<transport::link_format> links;
+  std::stringstream ls(list);
+  for (std::string l; std::getline(ls, l, ',');) {
+    const auto f = transport::parse_link_format(l);
+    if (!f) {
+      throw std::invalid_argument("--links: '" + l + "' is not f32, half or int8");
+    }
+    links.push_back(*f);
+  }
+  return links;
 }
 
 /// Writes `text` to `path` unless `path` is empty.

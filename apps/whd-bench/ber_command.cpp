@@ -108,15 +108,7 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
       }
       c.mods.push_back(m == "qpsk" ? profile::modulation::qpsk : profile::modulation::qam16);
     }
-    c.links.clear();
-    std::stringstream ls(links);
-    for (std::string l; std::getline(ls, l, ',');) {
-      const auto f = transport::parse_link_format(l);
-      if (!f) {
-        throw std::invalid_argument("--links: '" + l + "' is not f32, half or int8");
-      }
-      c.links.push_back(*f);
-    }
+    c.links = parse_links(links);
     if (c.mods.empty()) {
       throw std::invalid_argument("--mods names no modulation");
     }

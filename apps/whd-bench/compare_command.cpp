@@ -54,15 +54,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
     }
     c.gpu = vm.count("no-gpu") == 0;
     c.plain_one_thread = vm.count("no-plain-one-thread") == 0;
-    c.links.clear();
-    std::stringstream ls(links);
-    for (std::string l; std::getline(ls, l, ',');) {
-      const auto f = transport::parse_link_format(l);
-      if (!f) {
-        throw std::invalid_argument("--links: '" + l + "' is not f32, half or int8");
-      }
-      c.links.push_back(*f);
-    }
+    c.links = parse_links(links);
     if (c.repeats < 1 || c.warmup < 0 || c.gpu_batch < 1) {
       throw std::invalid_argument("--repeats and --batch must be at least 1, --warmup at least 0");
     }
