@@ -1,5 +1,7 @@
 #include <whd/transport/link_pack.hpp>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -56,6 +58,78 @@ void load_window(datatype type, const std::byte* w, std::size_t n, float* iq)
   }
 }
 
+// Packed windows are read by the copy engine, not by the host: streaming
+// (non-temporal) stores skip the read-for-ownership of each destination line and
+// keep the page cache's lines in the host's caches. On the H100 machine this moves
+// a ci8 capture's windows at 58 GB/s where memcpy reaches 34 (16 threads,
+// scripts/host_copy_probe.cpp). Each routine falls back to plain code without
+// AVX2 or when the destination is not 32-byte aligned.
+
+bool have_avx2()
+{
+  static const bool yes = __builtin_cpu_supports("avx2") != 0;
+  return yes;
+}
+
+bool aligned32(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 31u) == 0; }
+
+__attribute__((target("avx2"))) void stream_copy_avx2(std::byte* dst, const std::byte* src, std::size_t bytes)
+{
+  for (std::size_t i = 0; i < bytes; i += 32) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+  }
+}
+
+/// 16 int8 values at `s` to two vectors of 8 floats.
+__attribute__((target("avx2"))) inline void ci8_to_float16(const int8_t* s, __m256& lo, __m256& hi)
+{
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+  hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+}
+
+__attribute__((target("avx2,f16c"))) void ci8_to_half_avx2(std::byte* dst, const int8_t* s, std::size_t values)
+{
+  for (std::size_t i = 0; i < values; i += 16) {
+    __m256 lo, hi;
+    ci8_to_float16(s + i, lo, hi);
+    const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT), _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + 2 * i), h);
+  }
+}
+
+__attribute__((target("avx2"))) void ci8_to_f32_avx2(std::byte* dst, const int8_t* s, std::size_t values)
+{
+  for (std::size_t i = 0; i < values; i += 16) {
+    __m256 lo, hi;
+    ci8_to_float16(s + i, lo, hi);
+    _mm256_stream_ps(reinterpret_cast<float*>(dst + 4 * i), lo);
+    _mm256_stream_ps(reinterpret_cast<float*>(dst + 4 * i + 32), hi);
+  }
+}
+
+__attribute__((target("avx2,f16c"))) void float_to_half_avx2(std::byte* dst, const float* x, float inv, std::size_t values)
+{
+  const __m256 k = _mm256_set1_ps(inv);
+  for (std::size_t i = 0; i < values; i += 16) {
+    const __m128i lo = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i), k), _MM_FROUND_TO_NEAREST_INT);
+    const __m128i hi = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8), k), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + 2 * i), _mm256_set_m128i(hi, lo));
+  }
+}
+
+/// Whether the vector routines apply: AVX2, an aligned destination, whole vectors.
+bool vector_ok(const std::byte* dst, std::size_t values) { return have_avx2() && aligned32(dst) && values % 16 == 0; }
+
+void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes)
+{
+  if (vector_ok(dst, bytes)) {
+    stream_copy_avx2(dst, src, bytes);
+  } else {
+    std::memcpy(dst, src, bytes);
+  }
+}
+
 float max_abs(const float* iq, std::size_t count)
 {
   float m = 0.0f;
@@ -88,7 +162,18 @@ void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const
     }
     // ci8 over the int8 link: the capture's bytes cross as they are.
     if (fmt == link_format::int8 && type == datatype::ci8) {
-      std::memcpy(dst, src, out_bpw);
+      stream_copy(dst, src, out_bpw);
+      scales[w] = 1.0f;
+      continue;
+    }
+    // ci8 as half or f32: integers of at most 128 are exact in both (scale 1).
+    if (type == datatype::ci8 && fmt != link_format::int8 && vector_ok(dst, 2 * window_len)) {
+      const auto* s8 = reinterpret_cast<const int8_t*>(src);
+      if (fmt == link_format::half) {
+        ci8_to_half_avx2(dst, s8, 2 * window_len);
+      } else {
+        ci8_to_f32_avx2(dst, s8, 2 * window_len);
+      }
       scales[w] = 1.0f;
       continue;
     }
@@ -107,7 +192,7 @@ void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const
       }
     }
     if (fmt == link_format::f32) {
-      std::memcpy(dst, iq.data(), out_bpw);
+      stream_copy(dst, reinterpret_cast<const std::byte*>(iq.data()), out_bpw);
       scales[w] = 1.0f;
       continue;
     }
@@ -118,9 +203,13 @@ void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const
       const bool exact_ints = type != datatype::cf32_le && peak <= 2048.0f;
       const float scale = (exact_ints || !(peak > 0.0f)) ? 1.0f : std::exp2(std::ceil(std::log2(peak)) - 14.0f);
       const float inv = 1.0f / scale;
-      auto* h = reinterpret_cast<uint16_t*>(dst);
-      for (std::size_t i = 0; i < iq.size(); ++i) {
-        h[i] = float_to_half(iq[i] * inv);
+      if (vector_ok(dst, iq.size())) {
+        float_to_half_avx2(dst, iq.data(), inv, iq.size());
+      } else {
+        auto* h = reinterpret_cast<uint16_t*>(dst);
+        for (std::size_t i = 0; i < iq.size(); ++i) {
+          h[i] = float_to_half(iq[i] * inv);
+        }
       }
       scales[w] = scale;
     } else {
@@ -132,6 +221,10 @@ void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const
       }
       scales[w] = scale;
     }
+  }
+  // Streaming stores are weakly ordered: make them visible before the copy is queued.
+  if (have_avx2()) {
+    _mm_sfence();
   }
 }
 
