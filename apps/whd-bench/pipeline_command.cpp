@@ -7,6 +7,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 namespace whd::bench_app {
@@ -37,6 +38,8 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     ("gpus", po::value(&c.nof_gpus)->default_value(c.nof_gpus), "also measure pipeline and end-to-end over this many GPUs")
     ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed repeats per region (median reported)")
     ("no-end-to-end", "skip the end-to-end region")
+    ("e2e-batch", po::value(&c.e2e_batches)->multitoken()->value_name("SYMBOLS..."),
+     "symbols per batch of the end-to-end region, one row each (default: whd-rx's)")
     ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
     ("json", po::value(&json), "write the result as JSON to this file")
     ("markdown", po::value(&markdown), "write the report as Markdown to this file");
@@ -46,6 +49,9 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
       return EXIT_OK;
     }
     c.end_to_end = vm.count("no-end-to-end") == 0;
+    if (std::find(c.e2e_batches.begin(), c.e2e_batches.end(), std::size_t(0)) != c.e2e_batches.end()) {
+      throw std::invalid_argument("--e2e-batch must be at least 1");
+    }
     if (c.nof_frames < 1 || c.nd < 1 || c.symbols_per_batch < 1 || c.nof_streams < 1 || c.repeats < 1 || c.taps < 1) {
       throw std::invalid_argument("--frames, --nd, --batch, --streams, --repeats and --taps must be at least 1");
     }

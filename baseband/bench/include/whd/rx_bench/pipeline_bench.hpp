@@ -31,6 +31,7 @@ struct pipeline_bench_config {
   int repeats = 7;                       ///< timed repeats per region (median reported)
   bool end_to_end = true;                ///< also region (c) and the CPU backend end to end
   std::filesystem::path payload;         ///< where region (c) writes the payload (default: beside the capture)
+  std::vector<std::size_t> e2e_batches;  ///< region (c)'s symbols per batch, a row each (empty: the receiver's default)
   unsigned cpu_threads = 0;              ///< CPU backend threads (0: all)
   std::string commit;
   std::string command;
