@@ -72,7 +72,7 @@ struct options {
   std::string format;        // empty: from the extension / meta
   std::string truth;
   std::string link = "auto";
-  std::size_t batch = 1u << 13;
+  std::size_t batch = 0; ///< 0: the GPU backend's default (gpu_config::symbols_per_batch)
   int device = 0;
   std::string gpus = "1";
   unsigned threads = 0;
@@ -132,7 +132,8 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
      "GPU link packing: f32 (8 bytes/sample), half (4), int8 with a float scale per symbol (2); auto: int8 for ci8 captures (their bytes cross as they are), half otherwise")
-    ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(1u << 13), "GPU: data symbols per batch (one copy in, one kernel, one copy out)")
+    ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(0),
+     "GPU: data symbols per batch (one copy in, one kernel, one copy out); 0: 32 MiB of link samples, i.e. 32768 over int8, 16384 over half, 8192 over f32")
     ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: first CUDA device ordinal")
     ("gpus", po::value(&o.gpus)->value_name("N|all")->default_value("1"),
      "GPU: spread batches over N devices (from --device on), payload still in capture order; 'all' takes every device present")
@@ -185,8 +186,6 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--link must be auto, f32, half or int8, not '" + o.link + "'";
   } else if (o.gpus != "all" && (o.gpus.empty() || o.gpus.find_first_not_of("0123456789") != std::string::npos || std::stoul(o.gpus) == 0)) {
     problem = "--gpus must be a positive number or 'all', not '" + o.gpus + "'";
-  } else if (o.batch == 0) {
-    problem = "--batch must be at least 1";
   } else if (o.sample_rate && !(*o.sample_rate > 0.0)) {
     problem = "--sample-rate must be positive";
   } else if (o.report.empty()) {

@@ -18,15 +18,20 @@
 
 namespace whd::baseband {
 
+/// Link samples per batch when gpu_config::symbols_per_batch is 0 (32 MiB).
+inline constexpr std::size_t AUTO_BATCH_LINK_BYTES = std::size_t(32) << 20;
+
 /// Set-up of the GPU backend.
 struct gpu_config {
   /// Link form; nullopt: transport::auto_link_format of the capture's datatype.
   std::optional<transport::link_format> link;
-  /// Data symbols per batch (one H2D copy, one kernel, one D2H copy).
-  /// 8192 keeps each copy in long enough (8.5 MB: 98 % of the link's rate in
-  /// whd-bench pipeline's copies-only row) while pinning only ~11 MB per batch,
-  /// which start-up pays for in page-locking time.
-  std::size_t symbols_per_batch = 1u << 13;
+  /// Data symbols per batch (one H2D copy, one kernel, one D2H copy); 0: as many
+  /// as fill AUTO_BATCH_LINK_BYTES of link samples (32768 over int8, 16384 over
+  /// half, 8192 over f32). A batch is packed by all host threads at once, so its
+  /// size sets how often they meet: on the H100 machine end to end went from 58
+  /// to 42 ns/symbol between 8192 and 32768 int8 symbols, and no further at 65536
+  /// (bench/results/e2e-h100-2026-11-23.md).
+  std::size_t symbols_per_batch = 0;
   /// Batches in flight per GPU (each with its own stream and pinned buffers).
   int nof_streams = 4;
   /// First CUDA device ordinal.
