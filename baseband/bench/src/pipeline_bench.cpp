@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -347,30 +349,72 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
         lanes.push_back(std::move(l));
       }
       // engine 0: ours; 1: the cuFFT chain; 2: the same copies in, nothing else (what the link allows this batching).
-      for (int engine = 0; engine < 3; ++engine) {
-        if (engine == 1 && gpus > 1) {
-          continue; // the baseline is compared on one GPU
+      // engine 3 (several GPUs): ours, each GPU's own host thread pulling the next
+      // batch when one of its streams is free, against engine 0's round robin.
+      for (int engine = 0; engine < 4; ++engine) {
+        if ((engine == 1 && gpus > 1) || (engine == 3 && gpus == 1)) {
+          continue; // the baseline is compared on one GPU; pulling needs several
         }
-        auto pass = [&] {
+        auto enqueue = [&](lane& l, std::size_t k) {
+          const std::size_t n = std::min(per_batch, count - k);
+          cudaStream_t st = l.s.get();
+          WHD_CUDA_CHECK(cudaMemcpyAsync(l.samples.data(), h_samples.data() + k * bpw, n * bpw, cudaMemcpyHostToDevice, st));
+          WHD_CUDA_CHECK(cudaMemcpyAsync(l.scales.data(), h_scales.data() + k, n * sizeof(float), cudaMemcpyHostToDevice, st));
+          WHD_CUDA_CHECK(cudaMemcpyAsync(l.desc.data(), h_desc.data() + k, n * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
+          if (engine == 2) {
+            return;
+          }
+          const gpu::batch_view b{l.samples.data(), l.scales.data(), l.desc.data(), l.frames.data(), l.out.data(), n};
+          if (engine == 1) {
+            l.chain->run(fmt, b, st);
+          } else {
+            gpu::launch_decode(fmt, b, st);
+          }
+          WHD_CUDA_CHECK(cudaMemcpyAsync(h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+        };
+        auto round_robin = [&] {
           std::size_t i = 0;
           for (std::size_t k = 0; k < count; k += per_batch, ++i) {
             lane& l = *lanes[i % lanes.size()];
             WHD_CUDA_CHECK(cudaSetDevice(l.device));
-            const std::size_t n = std::min(per_batch, count - k);
-            cudaStream_t st = l.s.get();
-            WHD_CUDA_CHECK(cudaMemcpyAsync(l.samples.data(), h_samples.data() + k * bpw, n * bpw, cudaMemcpyHostToDevice, st));
-            WHD_CUDA_CHECK(cudaMemcpyAsync(l.scales.data(), h_scales.data() + k, n * sizeof(float), cudaMemcpyHostToDevice, st));
-            WHD_CUDA_CHECK(cudaMemcpyAsync(l.desc.data(), h_desc.data() + k, n * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
-            if (engine == 2) {
-              continue;
+            enqueue(l, k);
+          }
+        };
+        auto pulled = [&] {
+          std::atomic<std::size_t> next{0};
+          std::vector<std::exception_ptr> errors(static_cast<std::size_t>(gpus));
+          {
+            std::vector<std::jthread> feeders;
+            for (int dev = 0; dev < gpus; ++dev) {
+              feeders.emplace_back([&, dev] {
+                try {
+                  WHD_CUDA_CHECK(cudaSetDevice(dev));
+                  for (std::size_t j = 0;; ++j) {
+                    const std::size_t k = next.fetch_add(per_batch);
+                    if (k >= count) {
+                      return;
+                    }
+                    lane& l = *lanes[std::size_t(dev) + std::size_t(gpus) * (j % std::size_t(nof_streams))];
+                    l.s.synchronize(); // the stream's previous batch is done: this GPU is ready for more
+                    enqueue(l, k);
+                  }
+                } catch (...) {
+                  errors[std::size_t(dev)] = std::current_exception();
+                }
+              });
             }
-            const gpu::batch_view b{l.samples.data(), l.scales.data(), l.desc.data(), l.frames.data(), l.out.data(), n};
-            if (engine == 0) {
-              gpu::launch_decode(fmt, b, st);
-            } else {
-              l.chain->run(fmt, b, st);
+          }
+          for (const auto& e : errors) {
+            if (e) {
+              std::rethrow_exception(e);
             }
-            WHD_CUDA_CHECK(cudaMemcpyAsync(h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+          }
+        };
+        auto pass = [&] {
+          if (engine == 3) {
+            pulled();
+          } else {
+            round_robin();
           }
           for (const auto& l : lanes) {
             l->s.synchronize();
@@ -385,11 +429,12 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
           t.push_back(seconds_since(t0));
         }
         const std::string on = gpus > 1 ? " x" + std::to_string(gpus) + " GPUs" : "";
-        const char* names[] = {"whd fused", "cufft chain", "copies in only"};
-        region_row row{"pipeline (pinned host to host)", names[engine] + on, link, count};
+        const char* names[] = {"whd fused", "cufft chain", "copies in only", "whd fused"};
+        region_row row{"pipeline (pinned host to host)", names[engine] + on + (engine == 3 ? ", pulled" : gpus > 1 ? ", round robin" : ""),
+                       link, count};
         summarise(t, row);
         row.link_bytes = link_bytes;
-        if (engine < 2) {
+        if (engine != 2) {
           r.bit_differences.emplace_back("pipeline " + row.engine + " " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
         }
         r.rows.push_back(row);
@@ -469,7 +514,9 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
       r.bit_differences.emplace_back("end-to-end " + row.engine + " " + row.link, diff);
       progress("end-to-end gpu " + row.link + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
     }
-    std::filesystem::remove(out_path);
+    if (cfg.payload.empty()) {
+      std::filesystem::remove(out_path); // ours, beside the capture; a path the caller named (even /dev/null) is left alone
+    }
   }
   return r;
 }
