@@ -62,9 +62,45 @@ std::size_t zero_non_finite(std::span<cf32> x)
 }
 
 namespace {
+/// Whether the source's samples are integers: a ci8 or ci16 capture file.
+bool integer_samples(const transport::sample_source& src)
+{
+  const auto* f = dynamic_cast<const transport::capture_reader*>(&src);
+  return f != nullptr && (f->info().type == datatype::ci8 || f->info().type == datatype::ci16_le);
+}
+
 constexpr std::size_t BLOCK = 1 << 16; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
 constexpr std::size_t W = p::N;
+
+/// The prefix sums' terms of samples [0, n): conj(r[i]) r[i+L] and |r[i]|^2, each
+/// written at [i]. Built for AVX2 as well, where it vectorises.
+__attribute__((target_clones("avx2", "default"))) void lag_terms(const cf32* r, std::size_t n, double* t_re, double* t_im, double* t_e)
+{
+  const auto* f = reinterpret_cast<const float*>(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ar = f[2 * i], ai = f[2 * i + 1], br = f[2 * (i + L)], bi = f[2 * (i + L) + 1];
+    t_re[i] = ar * br + ai * bi;
+    t_im[i] = ar * bi - ai * br;
+    t_e[i] = ar * ar + ai * ai;
+  }
+}
+
+/// Whether a position of [n0, n1) may have a metric above 2 * half_thr: false
+/// when every |P|^2 is at most half_thr times the energies' product. Built for
+/// AVX2 as well, where it vectorises (the baseline x86-64 build does not).
+__attribute__((target_clones("avx2", "default"))) bool may_cross(const double* sp_re, const double* sp_im, const double* se,
+                                                                 std::size_t n0, std::size_t n1, double half_thr)
+{
+  int64_t maybe = 0; // 64 bits wide like the doubles, so the loop vectorises
+  for (std::size_t n = n0; n < n1; ++n) {
+    const double pre = sp_re[n + W] - sp_re[n];
+    const double pim = sp_im[n + W] - sp_im[n];
+    const double den = (se[n + W] - se[n]) * (se[n + L + W] - se[n + L]);
+    maybe += int64_t(pre * pre + pim * pim > half_thr * den);
+  }
+  return maybe != 0;
+}
 // A block holds the positions searched for a crossing, one symbol more for the
 // argmax, and the two windows of the last position.
 constexpr std::size_t BLOCK_SAMPLES = BLOCK + L + W + L;
@@ -94,9 +130,16 @@ detector::block_result detector::scan_block(const transport::sample_source& src,
     out.last = true;
     return out;
   }
-  // A NaN would make every prefix sum after it NaN, and the metric of every
-  // position of the block with it.
-  zero_non_finite(std::span<cf32>(w.buf.data(), got));
+  // Integer samples (a ci8 or ci16 capture) make every term and prefix sum below an
+  // integer under 2^53, exact in double whatever the order of the additions: their
+  // sums may be reassociated, which breaks the chain of dependent additions. Other
+  // samples are summed in order, one after the other, as ever.
+  const bool integer = integer_samples(src);
+  if (!integer) {
+    // A NaN would make every prefix sum after it NaN, and the metric of every
+    // position of the block with it.
+    zero_non_finite(std::span<cf32>(w.buf.data(), got));
+  }
   const std::size_t nof_pos = got - L - W + 1;
   // Prefix sums in double: P terms conj(r[i]) r[i+L] and energies |r[i]|^2.
   double* sp_re = w.sp_re.data();
@@ -104,7 +147,30 @@ detector::block_result detector::scan_block(const transport::sample_source& src,
   double* se = w.se.data();
   const cf32* buf = w.buf.data();
   sp_re[0] = sp_im[0] = se[0] = 0.0;
-  for (std::size_t i = 0; i < got; ++i) {
+  std::size_t i = 0;
+  if (integer) {
+    // The terms first (a loop that vectorises), then their sums four at a time.
+    const std::size_t whole = (got - L) / 4 * 4;
+    lag_terms(buf, whole, sp_re + 1, sp_im + 1, se + 1);
+    for (; i < whole; i += 4) {
+      const double tr[4] = {sp_re[i + 1], sp_re[i + 2], sp_re[i + 3], sp_re[i + 4]};
+      const double ti[4] = {sp_im[i + 1], sp_im[i + 2], sp_im[i + 3], sp_im[i + 4]};
+      const double te[4] = {se[i + 1], se[i + 2], se[i + 3], se[i + 4]};
+      sp_re[i + 1] = sp_re[i] + tr[0];
+      sp_re[i + 2] = sp_re[i] + (tr[0] + tr[1]);
+      sp_re[i + 3] = sp_re[i] + ((tr[0] + tr[1]) + tr[2]);
+      sp_re[i + 4] = sp_re[i] + ((tr[0] + tr[1]) + (tr[2] + tr[3]));
+      sp_im[i + 1] = sp_im[i] + ti[0];
+      sp_im[i + 2] = sp_im[i] + (ti[0] + ti[1]);
+      sp_im[i + 3] = sp_im[i] + ((ti[0] + ti[1]) + ti[2]);
+      sp_im[i + 4] = sp_im[i] + ((ti[0] + ti[1]) + (ti[2] + ti[3]));
+      se[i + 1] = se[i] + te[0];
+      se[i + 2] = se[i] + (te[0] + te[1]);
+      se[i + 3] = se[i] + ((te[0] + te[1]) + te[2]);
+      se[i + 4] = se[i] + ((te[0] + te[1]) + (te[2] + te[3]));
+    }
+  }
+  for (; i < got; ++i) {
     const cf32 a = buf[i];
     const cf32 b = i + L < got ? buf[i + L] : cf32{};
     sp_re[i + 1] = sp_re[i] + double(a.real()) * b.real() + double(a.imag()) * b.imag();
@@ -119,8 +185,22 @@ detector::block_result detector::scan_block(const transport::sample_source& src,
     const double den = r1 * r2;
     return den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
   };
+  // A position whose |P|^2 is at most half the threshold times the energies has a
+  // metric at most the threshold whatever the rounding, without the division. Runs
+  // of positions are cleared that way (a loop that vectorises); only a run holding
+  // a position that may cross is scanned with the metric itself.
+  const double half_thr = 0.5 * double(cfg_.detect_threshold);
+  const bool clear_runs = cfg_.detect_threshold >= 0.0f;
+  constexpr std::size_t RUN = 64;
   const std::size_t search_end = std::min(nof_pos, BLOCK);
-  for (std::size_t n = 0; n < search_end; ++n) {
+  for (std::size_t n0 = 0; n0 < search_end; n0 += RUN) {
+    const std::size_t n1 = std::min(search_end, n0 + RUN);
+    if (clear_runs) {
+      if (!may_cross(sp_re, sp_im, se, n0, n1, half_thr)) {
+        continue;
+      }
+    }
+    for (std::size_t n = n0; n < n1; ++n) {
     double pre, pim;
     if (metric(n, pre, pim) <= cfg_.detect_threshold) {
       continue;
@@ -145,6 +225,7 @@ detector::block_result detector::scan_block(const transport::sample_source& src,
     d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
     out.found = d;
     return out;
+    }
   }
   return out;
 }
