@@ -351,8 +351,10 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
       // engine 0: ours; 1: the cuFFT chain; 2: the same copies in, nothing else (what the link allows this batching).
       // engine 3 (several GPUs): ours, each GPU's own host thread pulling the next
       // batch when one of its streams is free, against engine 0's round robin.
-      for (int engine = 0; engine < 4; ++engine) {
-        if ((engine == 1 && gpus > 1) || (engine == 3 && gpus == 1)) {
+      // engine 4: the copies in and the payload's copy out, no kernel (what the
+      // link allows a chain that returns its bits).
+      for (int engine = 0; engine < 5; ++engine) {
+        if ((engine == 1 && gpus > 1) || (engine == 3 && gpus == 1) || (engine == 4 && gpus > 1)) {
           continue; // the baseline is compared on one GPU; pulling needs several
         }
         auto enqueue = [&](lane& l, std::size_t k) {
@@ -367,7 +369,7 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
           const gpu::batch_view b{l.samples.data(), l.scales.data(), l.desc.data(), l.frames.data(), l.out.data(), n};
           if (engine == 1) {
             l.chain->run(fmt, b, st);
-          } else {
+          } else if (engine != 4) {
             gpu::launch_decode(fmt, b, st);
           }
           WHD_CUDA_CHECK(cudaMemcpyAsync(h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
@@ -429,12 +431,12 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
           t.push_back(seconds_since(t0));
         }
         const std::string on = gpus > 1 ? " x" + std::to_string(gpus) + " GPUs" : "";
-        const char* names[] = {"whd fused", "cufft chain", "copies in only", "whd fused"};
+        const char* names[] = {"whd fused", "cufft chain", "copies in only", "whd fused", "copies in and out only"};
         region_row row{"pipeline (pinned host to host)", names[engine] + on + (engine == 3 ? ", pulled" : gpus > 1 ? ", round robin" : ""),
                        link, count};
         summarise(t, row);
         row.link_bytes = link_bytes;
-        if (engine != 2) {
+        if (engine != 2 && engine != 4) {
           r.bit_differences.emplace_back("pipeline " + row.engine + " " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
         }
         r.rows.push_back(row);
