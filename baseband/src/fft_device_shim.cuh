@@ -33,4 +33,11 @@ __device__ __forceinline__ void forward(float2 (&v)[VALUES], float2* smem, int t
   fft512_forward<A, Sync, TRANSPOSE>(v, t, smem, sync);
 }
 
+/// K forward transforms at once; transform k uses smem + k * smem_float2<A>().
+template <class A, int K, class Sync>
+__device__ __forceinline__ void forward_many(float2 (&v)[K][VALUES], float2* smem, int t, Sync sync)
+{
+  fft512_forward_many<A, K, Sync, TRANSPOSE>(v, t, smem, smem_float2<A>(), sync);
+}
+
 } // namespace whd::fft::device

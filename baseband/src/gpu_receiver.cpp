@@ -27,6 +27,11 @@ frame_params make_frame_params(const located_frame& f)
     const cf32 inv = f.channel.inv[std::size_t(profile::DATA_USED[std::size_t(d)])];
     fp.inv[profile::DATA_BIN[std::size_t(d)]] = float2{inv.real(), inv.imag()};
   }
+  for (int j = 0; j < profile::N / 64; ++j) {
+    for (int t = 0; t < 64; ++t) {
+      fp.inv_held[64 * j + t] = fp.inv[held_lane(t) + 64 * j];
+    }
+  }
   for (int i = 0; i < profile::NOF_PILOTS; ++i) {
     const cf32 h = f.channel.h[std::size_t(profile::PILOT_USED[std::size_t(i)])];
     fp.hconj_re[i] = h.real();

@@ -13,6 +13,10 @@
 
 namespace whd::baseband::gpu {
 
+/// The output lane of thread t of the shuffle-exchange transform
+/// (fft512_algo<stockham, shfl, *>::out_lane): its two octal digits swapped.
+constexpr int held_lane(int t) { return (t >> 3) + 8 * (t & 7); }
+
 /// Per-frame parameters the device needs to decode its data symbols.
 struct frame_params {
   double cfo_cps;       ///< CFO [cycles/sample]
@@ -22,10 +26,15 @@ struct frame_params {
   /// 1/H by FFT bin: on data tones, 0 elsewhere. By bin rather than by data tone,
   /// so that a thread of the fused kernel reads the bins it holds from one base.
   float2 inv[profile::N];
+  /// The same 1/H in the order the shuffle-exchange transform leaves the bins in its
+  /// threads: [64 j + t] is bin held_lane(t) + 64 j, so that a warp's reads of one
+  /// slot are consecutive (by bin they span 16 sectors; ncu, 2026-11-23).
+  float2 inv_held[profile::N];
   float hconj_re[profile::NOF_PILOTS]; ///< conj(H) on pilots
   float hconj_im[profile::NOF_PILOTS];
-  /// e^{-j 2 pi cfo t} for t = 0..63 and e^{-j 2 pi cfo 64}, from double: each
-  /// thread's derotation starts from them with one sincospif per symbol.
+  /// e^{-j 2 pi cfo t} for t = 0..63 and e^{-j 2 pi cfo 64}, from double: thread t
+  /// of the fused kernel derotates x[t + 64 j] by rot_t step^j (the window's own
+  /// phase is left to the pilots' common-phase rotation).
   float rot_re[64];
   float rot_im[64];
   float step_re, step_im;

@@ -1,6 +1,7 @@
 // Device pieces of data-symbol decoding: link unpacking, CFO phase, pilot common
-// phase, equalisation with demapping and bit packing. 64 threads (one group) per
-// symbol. The cuFFT-based baseline chain decodes from Y in shared memory
+// phase, equalisation with demapping and bit packing, for groups of 64 threads
+// (the fused kernel's group decodes two symbols, the cuFFT-based baseline chain's
+// one). The baseline chain decodes from Y in shared memory
 // (demap_bytes); the fused kernel from the bins each thread holds after its
 // transform (the *_held pieces and pack_payload).
 #pragma once
@@ -44,9 +45,10 @@ static __device__ const tone_tables D_TONES = make_tone_tables();
 
 __device__ __forceinline__ float2 cmulf(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
-/// Sample `index` of a packed batch, times the window's scale.
+/// Sample `index` of a packed batch, times the window's scale (the fused kernel
+/// scales later, on the pilots' rotation).
 template <transport::link_format FMT>
-__device__ __forceinline__ float2 load_sample(const void* samples, std::size_t index, float scale)
+__device__ __forceinline__ float2 load_sample(const void* samples, std::size_t index, float scale = 1.0f)
 {
   float2 x;
   if constexpr (FMT == transport::link_format::f32) {
@@ -76,15 +78,12 @@ __device__ __forceinline__ float2 derotation(float base, float cfo, int n)
   return make_float2(c, s);
 }
 
-/// Derotate v[j] = x[t + 64 j] (j = 0..7): one sincospif for the window's phase,
-/// the frame's per-thread start and step from double, and products; the
-/// recurrence adds at most a few ulp.
-__device__ __forceinline__ void derotate8(float2 (&v)[8], float base, const frame_params& fp, int t)
+/// Derotate v[j] = x[t + 64 j] (j = 0..7) by r_j = rot_t step^j, where rot_t =
+/// e^{-j 2 pi cfo t} and step = e^{-j 2 pi cfo 64} come from double (frame_params);
+/// the recurrence adds at most a few ulp.
+__device__ __forceinline__ void derotate8(float2 (&v)[8], float2 rot_t, float2 step)
 {
-  float s, c;
-  sincospif(-2.0f * base, &s, &c);
-  float2 r = cmulf(make_float2(c, s), make_float2(fp.rot_re[t], fp.rot_im[t]));
-  const float2 step = make_float2(fp.step_re, fp.step_im);
+  float2 r = rot_t;
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     v[j] = cmulf(v[j], r);

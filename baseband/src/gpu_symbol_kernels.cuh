@@ -1,7 +1,7 @@
 // The fused data-symbol kernel: link unpack -> CFO derotation -> 512-point FFT ->
 // pilot common phase -> equalisation -> demapping -> payload bytes. One group of
-// 64 threads per symbol; the transform's output stays in registers, and only the
-// pilots and the decided bit groups go through shared memory.
+// 64 threads decodes two symbols; the transforms' outputs stay in registers, and
+// only the pilots and the decided bit groups go through shared memory.
 // Instantiated per link form in gpu_symbol_kernels_<form>.cu, so the forms
 // compile in parallel.
 #pragma once
@@ -16,78 +16,162 @@ namespace fd = whd::fft::device;
 
 namespace {
 
-/// Two symbols a block: a barrier then waits for 4 warps rather than 8, at the
-/// same warps per SM (registers limit both). H100 int8: 2.11 ns/symbol with 4
-/// symbols a block, 1.94 with 2 (2026-11-23).
-constexpr int SYMBOLS_PER_BLOCK = 2;
-constexpr int BLOCK = GROUP * SYMBOLS_PER_BLOCK;
+/// Symbols a group of 64 threads decodes. Each thread holds both transforms'
+/// values, so the twiddle reads, the lane's tone table, 1/H and the derotation's
+/// start and step (symbols of one frame), the barriers and the index arithmetic
+/// serve two symbols. The kernel was bound by the L1 data pipe (89 %, 60 % of it
+/// per-symbol reads of the same twiddles and 1/H; ncu, 2026-11-23). H100 int8,
+/// one run: 1 symbol a group 1.963 ns/symbol, 2 symbols 1.607; 4 symbols 2.05
+/// (143 registers, 14 warps a SM).
+constexpr int K = 2;
+/// 16 blocks of one group a SM caps the registers at 64 (32 warps a SM): without
+/// the minimum nvcc takes 90 and the kernel runs at 1.633 ns/symbol, not 1.607;
+/// two groups a block: 1.528 against 1.492 (H100 int8, 2026-11-23).
+constexpr int MIN_BLOCKS = 16;
 static_assert(GROUP == fd::THREADS && fd::VALUES == 8);
+static_assert(2 * p::NOF_PILOTS == 32, "each half-warp reduces one symbol's pilots");
 
 template <transport::link_format FMT, class ALGO>
-__global__ void __launch_bounds__(BLOCK) decode_kernel(batch_view b)
+__global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 {
   static_assert(ALGO::output_offset(1) == GROUP && ALGO::output_offset(SLOTS - 1) == GROUP * (SLOTS - 1),
                 "the *_held pieces assume bins out_lane + 64 j");
-  __shared__ float2 smem[SYMBOLS_PER_BLOCK][fd::smem_float2<ALGO>()];
-  __shared__ float2 pilots_s[SYMBOLS_PER_BLOCK][p::NOF_PILOTS];
-  __shared__ __align__(16) uint8_t bits_s[SYMBOLS_PER_BLOCK][BITS_BYTES];
-  const int g = int(threadIdx.x) / GROUP;
-  const int t = int(threadIdx.x) % GROUP;
-  const std::size_t sym = std::size_t(blockIdx.x) * SYMBOLS_PER_BLOCK + std::size_t(g);
-  const bool active = sym < b.count;
-  const std::size_t s = active ? sym : b.count - 1; // an idle group still runs, on the last symbol, and writes nothing
-
-  const symbol_desc desc = b.symbols[s];
-  const frame_params& fp = b.frames[desc.frame];
-  const float scale = b.scales[s];
-  const float base = window_phase(fp, desc.m);
+  // The shuffle exchange leaves bins held_lane(t) + 64 j in thread t: 1/H is read in
+  // that order (frame_params::inv_held), so that a warp's reads are consecutive.
+  constexpr bool HELD_ORDER = ALGO::EXCHANGE == whd::fft::exchange::shfl;
+  static_assert(!HELD_ORDER || (ALGO::out_lane(9) == held_lane(9) && ALGO::out_lane(14) == held_lane(14)));
+  static_assert(HELD_ORDER || ALGO::out_lane(9) == 9);
+  constexpr int SCRATCH = fd::smem_float2<ALGO>();
+  __shared__ float2 smem[K * SCRATCH];
+  __shared__ float2 pilots_s[K * p::NOF_PILOTS];
+  __shared__ __align__(16) uint8_t bits_s[K][BITS_BYTES];
+  const int t = int(threadIdx.x);
+  const std::size_t sym0 = std::size_t(blockIdx.x) * K;
+  std::size_t s[K];
+  bool active[K];
+  symbol_desc desc[K];
+  const frame_params* fp[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    active[k] = sym0 + std::size_t(k) < b.count;
+    s[k] = active[k] ? sym0 + std::size_t(k) : b.count - 1; // an idle symbol runs on the last one and writes nothing
+    desc[k] = b.symbols[s[k]];
+    fp[k] = b.frames + desc[k].frame;
+  }
   const int lane = ALGO::output_base(t); // after the transform, this thread holds bins lane + 64 j
   const held_tones held = load_held_tones(lane);
-
-  // Block-wide barriers: the groups run the same code in step, and named barriers
-  // per group (5 ids a block) limited the SM to 4 blocks (ncu, 2026-11-22).
+  // Block-wide barriers: the block is the group.
   const whd::fft::block_sync sync{};
-  float2 v[fd::VALUES];
-  // One base index and constant offsets, so that the loads share one address.
-  const std::size_t first = s * p::N + std::size_t(fd::input_index(t, 0));
+
+  // Symbols of the first one's frame share its 1/H and the derotation's start and
+  // step: the reads for the others are skipped.
+  bool same[K];
+  float2 rot_t[K], step[K];
+  same[0] = true;
+  rot_t[0] = make_float2(fp[0]->rot_re[t], fp[0]->rot_im[t]);
+  step[0] = make_float2(fp[0]->step_re, fp[0]->step_im);
 #pragma unroll
-  for (int j = 0; j < fd::VALUES; ++j) {
-    v[j] = load_sample<FMT>(b.samples, first + std::size_t(fd::input_index(0, j)), scale);
+  for (int k = 1; k < K; ++k) {
+    same[k] = desc[k].frame == desc[0].frame;
+    rot_t[k] = same[k] ? rot_t[0] : make_float2(fp[k]->rot_re[t], fp[k]->rot_im[t]);
+    step[k] = same[k] ? step[0] : make_float2(fp[k]->step_re, fp[k]->step_im);
   }
-  static_assert(fd::input_index(0, 1) - fd::input_index(0, 0) == 64 && fd::input_index(1, 0) == 1, "derotate8 assumes x[t + 64 j]");
-  derotate8(v, base, fp, t);
-  fd::forward<ALGO>(v, smem[g], t, sync);
-  // Pilots, equalisation and decisions on the bins this thread holds; only the
-  // pilots and the decided bit groups go through shared memory.
-  store_held_pilot(v, held, pilots_s[g]);
-  equalise_held(v, fp, lane);
-  const pilot_weight weight = load_pilot_weight(fp, desc.m, t);
-  const bool qpsk = fp.mod == int(p::modulation::qpsk);
-  sync(); // the group's pilots are stored
-  const float2 rot = pilot_rotation(pilots_s[g][t % p::NOF_PILOTS], weight);
-  if (qpsk) {
-    demap_held<false>(v, rot, held, bits_s[g]);
+
+  // Samples unscaled; each window's scale multiplies its pilots' rotation instead.
+  float2 v[K][fd::VALUES];
+  float scale[K];
+  bool all_same = true;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    scale[k] = b.scales[s[k]];
+    all_same = all_same && same[k];
+    // One base index and constant offsets, so that the loads share one address.
+    const std::size_t first = s[k] * p::N + std::size_t(fd::input_index(t, 0));
+#pragma unroll
+    for (int j = 0; j < fd::VALUES; ++j) {
+      v[k][j] = load_sample<FMT>(b.samples, first + std::size_t(fd::input_index(0, j)));
+    }
+  }
+  static_assert(fd::input_index(0, 1) - fd::input_index(0, 0) == 64 && fd::input_index(1, 0) == 1, "the derotation assumes x[t + 64 j]");
+  // The CFO derotation inside the window, e^{-j 2 pi cfo n}. The window's own phase,
+  // e^{-j 2 pi cfo (offset + m L)}, is common to all its bins, and the pilots'
+  // common-phase rotation takes any common phase c out: rot(c Y) = conj(c)/|c| rot(Y),
+  // so c Y rot(c Y) = |c| Y rot(Y). The kernel leaves it out (a sincospif, the
+  // double-precision phase and 8 products a symbol); the decisions differ from the
+  // CPU's by rounding only, as the transforms' already do. (A window whose weighted
+  // pilots sum to exactly 0 gets rotation 1 on both sides and keeps c on the CPU's.)
+  if (all_same) {
+    float2 r = rot_t[0];
+#pragma unroll
+    for (int j = 0; j < fd::VALUES; ++j) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        v[k][j] = cmulf(v[k][j], r);
+      }
+      r = cmulf(r, step[0]);
+    }
   } else {
-    demap_held<true>(v, rot, held, bits_s[g]);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      derotate8(v[k], rot_t[k], step[k]);
+    }
   }
-  sync(); // the group's bit groups are stored
-  if (active) {
-    uint8_t* out = b.out + s * OUT_STRIDE;
-    if (qpsk) {
-      pack_payload<false>(bits_s[g], out, t);
+  fd::forward_many<ALGO, K>(v, smem, t, sync);
+
+  // Pilots, equalisation and decisions on the bins this thread holds.
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    store_held_pilot(v[k], held, pilots_s + k * p::NOF_PILOTS);
+  }
+#pragma unroll
+  for (int j = 0; j < SLOTS; ++j) {
+    if (((DATA_SLOTS >> j) & 1u) != 0) {
+      const int at = (HELD_ORDER ? t : lane) + GROUP * j;
+      const float2 inv0 = HELD_ORDER ? fp[0]->inv_held[at] : fp[0]->inv[at];
+      v[0][j] = cmulf(v[0][j], inv0);
+#pragma unroll
+      for (int k = 1; k < K; ++k) {
+        const float2 inv = same[k] ? inv0 : HELD_ORDER ? fp[k]->inv_held[at] : fp[k]->inv[at];
+        v[k][j] = cmulf(v[k][j], inv);
+      }
+    }
+  }
+  // Lanes 0..15 of each warp reduce symbol 0's pilots, lanes 16..31 symbol 1's.
+  const bool second = ((t >> 4) & 1) != 0;
+  const pilot_weight weight = load_pilot_weight(second ? *fp[1] : *fp[0], second ? desc[1].m : desc[0].m, t);
+  sync(); // the pilots are stored
+  const float2 rot_mine = pilot_rotation(pilots_s[(second ? p::NOF_PILOTS : 0) + t % p::NOF_PILOTS], weight);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const float2 r = make_float2(__shfl_sync(0xffffffffu, rot_mine.x, 16 * k), __shfl_sync(0xffffffffu, rot_mine.y, 16 * k));
+    const float2 rot = make_float2(r.x * scale[k], r.y * scale[k]);
+    if (fp[k]->mod == int(p::modulation::qpsk)) {
+      demap_held<false>(v[k], rot, held, bits_s[k]);
     } else {
-      pack_payload<true>(bits_s[g], out, t);
+      demap_held<true>(v[k], rot, held, bits_s[k]);
+    }
+  }
+  sync(); // the bit groups are stored
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (active[k]) {
+      uint8_t* out = b.out + s[k] * OUT_STRIDE;
+      if (fp[k]->mod == int(p::modulation::qpsk)) {
+        pack_payload<false>(bits_s[k], out, t);
+      } else {
+        pack_payload<true>(bits_s[k], out, t);
+      }
     }
   }
 }
 
 } // namespace
 
-/// Launch the fused kernel for link form FMT with the FFT exchange `exch`.
+/// Launch the fused kernel for link form FMT with the FFT algorithm ALGO.
 template <transport::link_format FMT, class ALGO>
 void launch_decode_algo(const batch_view& b, cudaStream_t stream)
 {
-  // The largest shared-memory carve-out, so that shared memory (10 KB a block)
+  // The largest shared-memory carve-out, so that shared memory (11 KB a block)
   // does not limit the blocks per SM before registers do (once per process).
   static const bool carved = [] {
     WHD_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<FMT, ALGO>, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -95,8 +179,8 @@ void launch_decode_algo(const batch_view& b, cudaStream_t stream)
     return true;
   }();
   (void)carved;
-  const dim3 grid(unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK));
-  decode_kernel<FMT, ALGO><<<grid, BLOCK, 0, stream>>>(b);
+  const dim3 grid(unsigned((b.count + K - 1) / K));
+  decode_kernel<FMT, ALGO><<<grid, GROUP, 0, stream>>>(b);
   WHD_CUDA_CHECK_LAUNCH();
 }
 

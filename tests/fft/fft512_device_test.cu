@@ -126,6 +126,78 @@ TEST_F(fft512_device_function, forward_and_round_trip_in_registers)
   check_both_barriers<ordering::stockham, exchange::shfl, twiddle::sincos, lane_transpose::warp_rows>("stockham/shfl/sincos", 8018);
 }
 
+/// Transforms 2 f and 2 f + 1 by one fft512_forward_many<A, 2> into y, and each by
+/// fft512_forward into z (same 64 threads, one scratch per transform).
+template <class A, lane_transpose X>
+__global__ void __launch_bounds__(64) forward_many_kernel(const float2* x, float2* y, float2* z)
+{
+  constexpr int K = 2;
+  constexpr int STRIDE = scratch_float2<A, X>();
+  __shared__ float2 scratch[K * STRIDE];
+  const int t = static_cast<int>(threadIdx.x);
+  const std::size_t f = blockIdx.x * K;
+  float2 v[K][8];
+  for (int k = 0; k < K; ++k) {
+    for (int j = 0; j < 8; ++j) {
+      v[k][j] = x[(f + k) * 512 + A::input_index(t, j)];
+    }
+  }
+  fft512_forward_many<A, K, block_sync, X>(v, t, scratch, STRIDE);
+  for (int k = 0; k < K; ++k) {
+    for (int j = 0; j < 8; ++j) {
+      y[(f + k) * 512 + A::output_bin(t, j)] = v[k][j];
+    }
+  }
+  for (int k = 0; k < K; ++k) {
+    __syncthreads(); // the scratch is free again
+    float2 u[8];
+    for (int j = 0; j < 8; ++j) {
+      u[j] = x[(f + k) * 512 + A::input_index(t, j)];
+    }
+    fft512_forward<A, block_sync, X>(u, t, scratch);
+    for (int j = 0; j < 8; ++j) {
+      z[(f + k) * 512 + A::output_bin(t, j)] = u[j];
+    }
+  }
+}
+
+template <exchange E, twiddle W, lane_transpose X>
+void check_forward_many(const char* name, std::uint64_t seed)
+{
+  using A = fft512_algo<ordering::stockham, E, W>;
+  SCOPED_TRACE(std::string(name) + (X == lane_transpose::warp_rows ? ", warp rows" : ""));
+  constexpr std::size_t COUNT = 2 * 6;
+  std::mt19937_64 g(seed);
+  const auto x = test::random_cf32(g, COUNT * N);
+  wc::device_buffer<cf32> dx(x.size()), dy(x.size()), dz(x.size());
+  WHD_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.size_bytes(), cudaMemcpyHostToDevice));
+  WHD_CUDA_CHECK(cudaMemset(dy.data(), 0xFF, dy.size_bytes()));
+  WHD_CUDA_CHECK(cudaMemset(dz.data(), 0xFF, dz.size_bytes()));
+  forward_many_kernel<A, X><<<COUNT / 2, 64>>>(reinterpret_cast<const float2*>(dx.data()), reinterpret_cast<float2*>(dy.data()),
+                                              reinterpret_cast<float2*>(dz.data()));
+  WHD_CUDA_CHECK_LAUNCH();
+  WHD_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cf32> y(x.size()), z(x.size());
+  WHD_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.size_bytes(), cudaMemcpyDeviceToHost));
+  WHD_CUDA_CHECK(cudaMemcpy(z.data(), dz.data(), dz.size_bytes(), cudaMemcpyDeviceToHost));
+  // Bit-identical to one transform at a time, and right against the float64 DFT.
+  EXPECT_EQ(std::memcmp(y.data(), z.data(), y.size() * sizeof(cf32)), 0);
+  for (std::size_t f = 0; f < COUNT; ++f) {
+    const auto ef = test::compare(y, test::fft64(test::to_cd(x.data() + f * N)), f * N);
+    EXPECT_LT(ef.rel_l2, REL_L2_BOUND) << "transform " << f << ": " << ef.str();
+  }
+}
+
+TEST_F(fft512_device_function, two_transforms_at_once_equal_one_at_a_time)
+{
+  std::cout << "[ seeds    ] 8100..8104\n";
+  check_forward_many<exchange::smem, twiddle::table, lane_transpose::shuffles>("stockham/smem/table", 8100);
+  check_forward_many<exchange::shfl, twiddle::table, lane_transpose::shuffles>("stockham/shfl/table", 8101);
+  check_forward_many<exchange::shfl, twiddle::table, lane_transpose::warp_rows>("stockham/shfl/table", 8102);
+  check_forward_many<exchange::shfl, twiddle::sincos, lane_transpose::warp_rows>("stockham/shfl/sincos", 8103);
+  check_forward_many<exchange::smem, twiddle::sincos, lane_transpose::shuffles>("stockham/smem/sincos", 8104);
+}
+
 TEST_F(fft512_device_function, default_algo_contract)
 {
   // What the fused receiver relies on: natural-order loads at t + 64 j.

@@ -158,7 +158,106 @@ __device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratc
   A::template pass3<TW>(v, t);
 }
 
+/// K transforms at once by the same 64 threads (Stockham only): the twiddles are read
+/// once for all K, and one barrier serves all K first exchanges. Transform k uses
+/// scratch + k * stride. Each step's arithmetic is pass1/pass2/pass3's, so every
+/// transform's result is bit-identical to fft512_run's.
+template <class A, lane_transpose XP, class Sync, int K>
+__device__ __forceinline__ void fft512_run_many(float2 (&v)[K][8], int t, float2* scratch, int stride, Sync sync)
+{
+  static_assert(A::ORDER == ordering::stockham, "the shared twiddles are Stockham's");
+  using TW = twiddles<A::TWIDDLE, device_twiddle_source>;
+  using X1 = typename A::x1;
+  using X2 = typename A::x2;
+  {
+    float2 w[8];
+    TW::stockham1(t, w);
+    WHD_UNROLL
+    for (int k = 0; k < K; ++k) {
+      dft8(v[k]);
+      WHD_UNROLL
+      for (int j = 1; j < 8; ++j) {
+        v[k][j] = cmul(v[k][j], w[j]);
+      }
+    }
+  }
+  WHD_UNROLL
+  for (int k = 0; k < K; ++k) {
+    float2* w = scratch + k * stride + X1::write_base(t);
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      w[X1::write_offset(j)] = v[k][j];
+    }
+  }
+  sync();
+  WHD_UNROLL
+  for (int k = 0; k < K; ++k) {
+    const float2* r = scratch + k * stride + X1::read_base(t);
+    WHD_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      v[k][j] = r[X1::read_offset(j)];
+    }
+  }
+  {
+    float2 w[8];
+    TW::stockham2(t & 7, w);
+    WHD_UNROLL
+    for (int k = 0; k < K; ++k) {
+      dft8(v[k]);
+      WHD_UNROLL
+      for (int j = 1; j < 8; ++j) {
+        v[k][j] = cmul(v[k][j], w[j]);
+      }
+    }
+  }
+  if constexpr (A::EXCHANGE == exchange::smem) {
+    sync();
+    WHD_UNROLL
+    for (int k = 0; k < K; ++k) {
+      float2* w = scratch + k * stride + X2::write_base(t);
+      WHD_UNROLL
+      for (int j = 0; j < 8; ++j) {
+        w[X2::write_offset(j)] = v[k][j];
+      }
+    }
+    sync();
+    WHD_UNROLL
+    for (int k = 0; k < K; ++k) {
+      const float2* r = scratch + k * stride + X2::read_base(t);
+      WHD_UNROLL
+      for (int j = 0; j < 8; ++j) {
+        v[k][j] = r[X2::read_offset(j)];
+      }
+    }
+  } else if constexpr (XP == lane_transpose::warp_rows) {
+    static_assert(x1_reads_stay_in_warp_rows<X1>(), "warp rows need a first exchange whose reads stay in each warp's rows");
+    WHD_UNROLL
+    for (int k = 0; k < K; ++k) {
+      transpose8_warp_rows(v[k], t, scratch + k * stride);
+    }
+  } else {
+    WHD_UNROLL
+    for (int k = 0; k < K; ++k) {
+      transpose8_shfl(v[k], t & 7);
+    }
+  }
+  WHD_UNROLL
+  for (int k = 0; k < K; ++k) {
+    dft8(v[k]);
+  }
+}
+
 } // namespace detail
+
+/// K forward transforms by the same 64 threads (Stockham algorithms): v[k] as in
+/// fft512_forward, transform k with the scratch at scratch + k * stride (stride >=
+/// scratch_float2<A, X>()). One barrier and one set of twiddle reads serve all K; the
+/// results are bit-identical to K calls of fft512_forward.
+template <class A, int K, class Sync = block_sync, lane_transpose X = lane_transpose::shuffles>
+__device__ __forceinline__ void fft512_forward_many(float2 (&v)[K][8], int t, float2* scratch, int stride, Sync sync = {})
+{
+  detail::fft512_run_many<A, X>(v, t, scratch, stride, sync);
+}
 
 /// Forward 512-point transform of the values in registers (see the file comment).
 /// @param[in,out] v        this thread's 8 values: x[A::input_index(t, j)] in,
