@@ -201,30 +201,30 @@ detector::block_result detector::scan_block(const transport::sample_source& src,
       }
     }
     for (std::size_t n = n0; n < n1; ++n) {
-    double pre, pim;
-    if (metric(n, pre, pim) <= cfg_.detect_threshold) {
-      continue;
-    }
-    // The maximum over one symbol from the crossing (first maximum on ties).
-    const std::size_t last = std::min(n + L, nof_pos);
-    std::size_t best = n;
-    double best_m = -1.0, best_re = 0.0, best_im = 0.0;
-    for (std::size_t k = n; k < last; ++k) {
-      double kre, kim;
-      const double m = metric(k, kre, kim);
-      if (m > best_m) {
-        best_m = m;
-        best = k;
-        best_re = kre;
-        best_im = kim;
+      double pre, pim;
+      if (metric(n, pre, pim) <= cfg_.detect_threshold) {
+        continue;
       }
-    }
-    detection d;
-    d.coarse = base + best;
-    d.metric = float(best_m);
-    d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
-    out.found = d;
-    return out;
+      // The maximum over one symbol from the crossing (first maximum on ties).
+      const std::size_t last = std::min(n + L, nof_pos);
+      std::size_t best = n;
+      double best_m = -1.0, best_re = 0.0, best_im = 0.0;
+      for (std::size_t k = n; k < last; ++k) {
+        double kre, kim;
+        const double m = metric(k, kre, kim);
+        if (m > best_m) {
+          best_m = m;
+          best = k;
+          best_re = kre;
+          best_im = kim;
+        }
+      }
+      detection d;
+      d.coarse = base + best;
+      d.metric = float(best_m);
+      d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
+      out.found = d;
+      return out;
     }
   }
   return out;
