@@ -318,6 +318,12 @@ private:
       raw_ = std::as_bytes(std::span<const cf32>(mem->samples()));
     }
     src_ = &src;
+    // Long silences of integer capture files are searched on the GPU first.
+    const bool integer = file_ != nullptr && (in_type_ == datatype::ci8 || in_type_ == datatype::ci16_le);
+    if (integer && gcfg_.search_on_gpu && !filter_) {
+      filter_ = make_gpu_block_filter(gcfg_.device, cfg_.detect_threshold);
+    }
+    locator_->set_block_filter(integer && gcfg_.search_on_gpu ? filter_.get() : nullptr);
     const std::size_t most = std::size_t(std::max<uint64_t>(src.size() / L, 1));
     const std::size_t wanted = gcfg_.symbols_per_batch != 0 ? gcfg_.symbols_per_batch
                                                             : AUTO_BATCH_LINK_BYTES / (p::N * tr::link_bytes_per_sample(fmt_));
@@ -658,6 +664,7 @@ private:
   gpu_config gcfg_;
   host_pool pool_;
   std::unique_ptr<frame_locator> locator_; ///< made once: its channel smoother's set-up costs more than a short capture
+  std::unique_ptr<block_filter> filter_;   ///< the search's block filter, made at the first integer capture
   datatype in_type_ = datatype::cf32_le;
   tr::link_format fmt_ = tr::link_format::f32;
   tr::link_format slots_fmt_ = tr::link_format::f32;

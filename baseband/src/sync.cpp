@@ -69,7 +69,7 @@ bool integer_samples(const transport::sample_source& src)
   return f != nullptr && (f->info().type == datatype::ci8 || f->info().type == datatype::ci16_le);
 }
 
-constexpr std::size_t BLOCK = 1 << 16; // metric positions per block
+constexpr std::size_t BLOCK = detector::BLOCK; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
 constexpr std::size_t W = p::N;
 
@@ -248,6 +248,28 @@ std::optional<detection> detector::next(const transport::sample_source& src, uin
     }
     // Blocks base, base + BLOCK, ... that can hold a position.
     const uint64_t left = (total - L - W - base) / BLOCK + 1;
+    // Deep in a silence (scanning ahead at full width), a filter clears the blocks
+    // that cannot cross; the others are scanned in order as below.
+    const auto* file = dynamic_cast<const transport::capture_reader*>(&src);
+    if (filter_ != nullptr && file != nullptr && integer_samples(src) && ahead == scratch_.size()) {
+      const auto n = std::size_t(std::min<uint64_t>(FILTER_BLOCKS, left));
+      std::vector<uint8_t> maybe(n, 1);
+      filter_->mark(*file, base, maybe);
+      bool ended = false;
+      for (std::size_t i = 0; i < n && !ended; ++i) {
+        const uint64_t b = base + uint64_t(i) * BLOCK;
+        // The source ends inside this block: no block follows (as scan_block says).
+        ended = b + BLOCK_SAMPLES > total;
+        if (maybe[i] != 0) {
+          const block_result r = scan_block(src, b, scratch_[0]);
+          if (r.found) {
+            return r.found;
+          }
+        }
+      }
+      base = ended ? total : base + uint64_t(n) * BLOCK;
+      continue;
+    }
     const auto n = std::size_t(std::min<uint64_t>(ahead, left));
     if (n == 1) {
       results[0] = scan_block(src, base, scratch_[0]);

@@ -44,6 +44,8 @@ public:
   std::optional<locator_event> next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress = {});
   /// The last next() returned nullopt because rx_config::stop was raised.
   bool stopped() const noexcept { return det_.stopped(); }
+  /// See detector::set_block_filter.
+  void set_block_filter(block_filter* f) noexcept { det_.set_block_filter(f); }
 
 private:
   struct plan;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <whd/baseband/receiver.hpp>
+#include <whd/baseband/sync.hpp>
 #include <whd/fft/variant.hpp>
 #include <whd/transport/link_pack.hpp>
 
@@ -41,6 +42,9 @@ struct gpu_config {
   int nof_gpus = 1;
   /// Host threads packing samples for the link (0: all hardware threads).
   unsigned pack_threads = 0;
+  /// Long silences of ci8 and ci16 captures are first searched on the device
+  /// (make_gpu_block_filter); the frames found are the same either way.
+  bool search_on_gpu = true;
   /// The FFT exchange of the fused kernel (the tune cache's choice for the link's
   /// input type; see fft/tune_cache.hpp).
   fft::exchange fft_exchange = fft::default_variant(fft::input_type::ci8).exch;
@@ -55,5 +59,13 @@ struct gpu_config {
 /// device + nof_gpus devices are present.
 /// The sink is written from a writer thread of the receiver (one thread, in order).
 std::unique_ptr<receiver> make_gpu_receiver(const rx_config& cfg, const gpu_config& gcfg = {});
+
+/// The detector's block filter on CUDA device `device` (the GPU backend gives one
+/// to its search for ci8 and ci16 captures). For integer samples every window sum
+/// is an exact integer on the device as on the host, so P, R1 and R2 are the
+/// host's; a block is cleared when every position's |P|^2 is at most half the
+/// threshold times R1 R2, a factor of two beyond any rounding of the products, so
+/// detections are exactly the host scan's. Throws whd::cuda::cuda_error.
+std::unique_ptr<block_filter> make_gpu_block_filter(int device, float threshold);
 
 } // namespace whd::baseband

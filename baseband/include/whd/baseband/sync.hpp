@@ -57,6 +57,19 @@ inline uint64_t fft_window(const frame_sync& s, uint64_t m) { return s.fft0 + m 
 
 class host_pool;
 
+/// Clears runs of the detector's blocks that cannot hold a crossing, so that long
+/// silences are not scanned on the host (the GPU backend has one on its device).
+/// It must be conservative: a block it clears holds no position whose metric
+/// passes the threshold, so that detections are exactly those of the host scan.
+class block_filter {
+public:
+  virtual ~block_filter() = default;
+  /// Block k (k < maybe.size()) starts at sample base + k * detector::BLOCK of a ci8
+  /// or ci16 capture file and holds its positions n < BLOCK with base + k * BLOCK +
+  /// n + L + N <= src.size(); maybe[k] = 0 clears it, 1 leaves it to the scan.
+  virtual void mark(const transport::capture_reader& src, uint64_t base, std::span<uint8_t> maybe) = 0;
+};
+
 /// Lag-576 detector over a source, block by block. Each block is read and summed
 /// on its own (prefix sums restart at its first sample), so blocks are independent:
 /// after a block without a crossing, the next ones are scanned ahead in parallel
@@ -77,6 +90,14 @@ public:
   /// The last next() returned nullopt because rx_config::stop was raised, not because
   /// the source ended.
   bool stopped() const noexcept { return stopped_; }
+  /// Long silences in ci8 and ci16 capture files go through `f` (not owned; null:
+  /// none) a run of blocks at a time, and only the blocks it leaves are scanned.
+  void set_block_filter(block_filter* f) noexcept { filter_ = f; }
+
+  /// Metric positions per block; the scan reads BLOCK + 2 L + N samples a block.
+  static constexpr std::size_t BLOCK = std::size_t(1) << 16;
+  /// Blocks one block_filter::mark call covers.
+  static constexpr std::size_t FILTER_BLOCKS = 256;
 
 private:
   /// One block's buffers (one per thread scanning ahead).
@@ -95,6 +116,7 @@ private:
   bool stopped_ = false;
   std::vector<scratch> scratch_;
   std::unique_ptr<host_pool> pool_;
+  block_filter* filter_ = nullptr;
 };
 
 /// Fine timing and CFO for a detection. nullopt when the cross-correlation does not
