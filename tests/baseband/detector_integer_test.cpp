@@ -5,14 +5,12 @@
 // that metrics sit near the threshold), strong and weak signals, long noisy gaps
 // (every block holds positions to clear) and frames close together.
 #include <whd/baseband/generator_files.hpp>
-#include <whd/baseband/sync.hpp>
 #include <whd/transport/capture.hpp>
 
 #include "rx_test_util.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -22,23 +20,6 @@ namespace {
 namespace bb = whd::baseband;
 namespace tr = whd::transport;
 namespace p = whd::profile;
-
-/// Every detection of a source, each scan resuming one sample after the last.
-std::vector<bb::detection> all_detections(const tr::sample_source& src, unsigned threads)
-{
-  bb::rx_config rc;
-  rc.nof_threads = threads;
-  bb::detector det(rc);
-  std::vector<bb::detection> out;
-  for (uint64_t from = 0;;) {
-    const auto d = det.next(src, from);
-    if (!d) {
-      return out;
-    }
-    out.push_back(*d);
-    from = d->coarse + 1;
-  }
-}
 
 TEST(detector_integer, integer_captures_detect_exactly_as_their_floats_do)
 {
@@ -70,17 +51,11 @@ TEST(detector_integer, integer_captures_detect_exactly_as_their_floats_do)
         const tr::memory_source floats(std::move(samples));
         const std::string what = std::string(whd::to_string(type)) + ", SNR " + std::to_string(snr) + " dB, gain " +
                                  std::to_string(gain) + ", seed " + std::to_string(cfg.seed);
-        const auto want = all_detections(floats, 1);
+        const auto want = whd::test::all_detections(floats, 1);
         std::cout << what << ": " << want.size() << " detections\n";
         EXPECT_GE(want.size(), snr > 10.0 ? 5u : 1u) << what << ": a capture with crossings to compare";
         for (unsigned threads : {1u, 4u}) {
-          const auto got = all_detections(file, threads);
-          ASSERT_EQ(got.size(), want.size()) << what << ", " << threads << " threads";
-          for (std::size_t i = 0; i < got.size(); ++i) {
-            EXPECT_EQ(got[i].coarse, want[i].coarse) << what << ", detection " << i;
-            EXPECT_EQ(std::memcmp(&got[i].metric, &want[i].metric, sizeof(float)), 0) << what << ", detection " << i;
-            EXPECT_EQ(std::memcmp(&got[i].cfo_cps, &want[i].cfo_cps, sizeof(double)), 0) << what << ", detection " << i;
-          }
+          whd::test::expect_same_detections(whd::test::all_detections(file, threads), want, what + ", " + std::to_string(threads) + " threads");
         }
         ++cases;
       }

@@ -14,7 +14,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -24,23 +23,6 @@ namespace {
 namespace bb = whd::baseband;
 namespace tr = whd::transport;
 namespace p = whd::profile;
-
-std::vector<bb::detection> all_detections(const tr::sample_source& src, bb::block_filter* filter)
-{
-  bb::rx_config rc;
-  rc.nof_threads = 4;
-  bb::detector det(rc);
-  det.set_block_filter(filter);
-  std::vector<bb::detection> out;
-  for (uint64_t from = 0;;) {
-    const auto d = det.next(src, from);
-    if (!d) {
-      return out;
-    }
-    out.push_back(*d);
-    from = d->coarse + 1;
-  }
-}
 
 bb::output_summary write(const std::filesystem::path& base, whd::datatype type, double snr, uint64_t seed)
 {
@@ -75,16 +57,10 @@ TEST(gpu_search, the_block_filter_leaves_every_detection_of_the_host_scan)
       ++k;
       const tr::capture_reader file(tr::open_capture(written.meta_path));
       const std::string what = std::string(whd::to_string(type)) + ", SNR " + std::to_string(snr) + " dB";
-      const auto want = all_detections(file, nullptr);
-      const auto got = all_detections(file, filter.get());
+      const auto want = whd::test::all_detections(file, 4);
       std::cout << what << ": " << want.size() << " detections\n";
       EXPECT_GE(want.size(), 4u) << what;
-      ASSERT_EQ(got.size(), want.size()) << what;
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        EXPECT_EQ(got[i].coarse, want[i].coarse) << what << ", detection " << i;
-        EXPECT_EQ(std::memcmp(&got[i].metric, &want[i].metric, sizeof(float)), 0) << what << ", detection " << i;
-        EXPECT_EQ(std::memcmp(&got[i].cfo_cps, &want[i].cfo_cps, sizeof(double)), 0) << what << ", detection " << i;
-      }
+      whd::test::expect_same_detections(whd::test::all_detections(file, 4, filter.get()), want, what);
     }
   }
 }

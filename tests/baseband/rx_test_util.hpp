@@ -9,6 +9,7 @@
 #include <whd/baseband/modulator.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/baseband/receiver.hpp>
+#include <whd/baseband/sync.hpp>
 #include <whd/transport/capture.hpp>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <span>
 #include <stdexcept>
@@ -51,6 +53,38 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+/// Every detection of a source, each scan resuming one sample after the last,
+/// with `threads` scanning ahead and an optional block filter.
+inline std::vector<whd::baseband::detection> all_detections(const whd::transport::sample_source& src, unsigned threads,
+                                                           whd::baseband::block_filter* filter = nullptr)
+{
+  whd::baseband::rx_config rc;
+  rc.nof_threads = threads;
+  whd::baseband::detector det(rc);
+  det.set_block_filter(filter);
+  std::vector<whd::baseband::detection> out;
+  for (uint64_t from = 0;;) {
+    const auto d = det.next(src, from);
+    if (!d) {
+      return out;
+    }
+    out.push_back(*d);
+    from = d->coarse + 1;
+  }
+}
+
+/// The same detections, position, metric and CFO bit for bit.
+inline void expect_same_detections(const std::vector<whd::baseband::detection>& got, const std::vector<whd::baseband::detection>& want,
+                                   const std::string& what)
+{
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].coarse, want[i].coarse) << what << ", detection " << i;
+    EXPECT_EQ(std::memcmp(&got[i].metric, &want[i].metric, sizeof(float)), 0) << what << ", detection " << i;
+    EXPECT_EQ(std::memcmp(&got[i].cfo_cps, &want[i].cfo_cps, sizeof(double)), 0) << what << ", detection " << i;
+  }
+}
 
 /// What one receiver run produced.
 struct rx_output {
