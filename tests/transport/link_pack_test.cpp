@@ -178,6 +178,26 @@ TEST(link_pack, aligned_and_unaligned_destinations_give_the_same_bytes)
   }
 }
 
+// Windows whose packed size is not a whole number of vectors (here 16 bytes, half
+// a 32-byte vector) are copied exactly: nothing is written past them.
+TEST(link_pack, short_windows_write_nothing_past_their_end)
+{
+  constexpr std::size_t N = 8;
+  std::vector<std::byte> raw(4 * N * 2);
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    raw[i] = std::byte(i + 1);
+  }
+  const std::vector<uint64_t> starts{N};
+  offset_buffer out(64, 0);
+  std::memset(out.data, 0x5A, 64);
+  std::vector<float> scales(1);
+  tr::pack_windows(whd::datatype::ci8, raw, starts, N, tr::link_format::int8, std::span<std::byte>(out.data, N * 2), scales);
+  EXPECT_EQ(std::memcmp(out.data, raw.data() + N * 2, N * 2), 0);
+  for (std::size_t i = N * 2; i < 64; ++i) {
+    EXPECT_EQ(out.data[i], std::byte(0x5A)) << "byte " << i << " past the window";
+  }
+}
+
 TEST(link_pack, auto_choice_and_names)
 {
   EXPECT_EQ(tr::auto_link_format(whd::datatype::ci8), tr::link_format::int8);

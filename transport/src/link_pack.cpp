@@ -118,12 +118,16 @@ __attribute__((target("avx2,f16c"))) void float_to_half_avx2(std::byte* dst, con
   }
 }
 
-/// Whether the vector routines apply: AVX2, an aligned destination, whole vectors.
-bool vector_ok(const std::byte* dst, std::size_t values) { return have_avx2() && aligned32(dst) && values % 16 == 0; }
+/// Whether the vector routines apply: AVX2, an aligned destination, and a count
+/// that is a whole number of the routine's steps (16 values; 32 bytes for a copy).
+bool vector_ok(const std::byte* dst, std::size_t count, std::size_t step = 16)
+{
+  return have_avx2() && aligned32(dst) && count % step == 0;
+}
 
 void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes)
 {
-  if (vector_ok(dst, bytes)) {
+  if (vector_ok(dst, bytes, 32)) {
     stream_copy_avx2(dst, src, bytes);
   } else {
     std::memcpy(dst, src, bytes);
