@@ -90,7 +90,7 @@ public:
   {
     const std::size_t n = std::min(maybe.size(), detector::FILTER_BLOCKS);
     const datatype type = src.info().type;
-    if ((type != datatype::ci8 && type != datatype::ci16_le) || base >= src.size()) {
+    if (!is_integer(type) || base >= src.size()) {
       return; // not ours to clear: every block stays
     }
     const std::size_t bps = bytes_per_sample(type);

@@ -319,7 +319,7 @@ private:
     }
     src_ = &src;
     // Long silences of integer capture files are searched on the GPU first.
-    const bool integer = file_ != nullptr && (in_type_ == datatype::ci8 || in_type_ == datatype::ci16_le);
+    const bool integer = file_ != nullptr && is_integer(in_type_);
     if (integer && gcfg_.search_on_gpu && !filter_) {
       filter_ = make_gpu_block_filter(gcfg_.device, cfg_.detect_threshold);
     }

@@ -66,7 +66,7 @@ namespace {
 bool integer_samples(const transport::sample_source& src)
 {
   const auto* f = dynamic_cast<const transport::capture_reader*>(&src);
-  return f != nullptr && (f->info().type == datatype::ci8 || f->info().type == datatype::ci16_le);
+  return f != nullptr && is_integer(f->info().type);
 }
 
 constexpr std::size_t BLOCK = detector::BLOCK; // metric positions per block

@@ -41,6 +41,10 @@ constexpr std::size_t bytes_per_sample(datatype t)
   return 0;
 }
 
+/// Whether samples of type `t` are integers (ci16, ci8): their products and sums
+/// are exact in double.
+constexpr bool is_integer(datatype t) { return t == datatype::ci16_le || t == datatype::ci8; }
+
 /// SigMF `core:datatype` name of `t`.
 constexpr std::string_view to_string(datatype t)
 {
