@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,66 @@ TEST(detector_integer, integer_captures_detect_exactly_as_their_floats_do)
       }
     }
   }
+}
+
+/// A block filter that clears nothing and keeps a "read ahead" open from each
+/// mark() until settle(), as the GPU's does.
+class recording_filter final : public bb::block_filter {
+public:
+  void mark(const tr::capture_reader&, uint64_t base, std::span<uint8_t> maybe) override
+  {
+    bases.push_back(base);
+    blocks += maybe.size();
+    open = true;
+  }
+  void settle() override
+  {
+    ++settles;
+    open = false;
+  }
+  std::vector<uint64_t> bases;
+  std::size_t blocks = 0;
+  int settles = 0;
+  bool open = false;
+};
+
+TEST(detector_integer, a_block_filter_is_settled_whenever_the_scan_returns)
+{
+  whd::test::temp_dir dir("detector-filter");
+  bb::capture_config cfg;
+  cfg.mods = {p::modulation::qpsk};
+  cfg.nds = {3};
+  cfg.nof_frames = 3;
+  // Silences long enough for the filter (past the ramp of blocks scanned ahead).
+  cfg.lead_samples = 3 * bb::detector::BLOCK * 16;
+  cfg.gap_samples = 2 * bb::detector::BLOCK * 16;
+  cfg.impairments.snr_dB = 25.0;
+  cfg.seed = 31;
+  bb::output_config out;
+  out.base = dir.path() / "cap";
+  out.type = whd::datatype::ci8;
+  const auto written = bb::write_capture(cfg, out);
+  const tr::capture_reader file(tr::open_capture(written.meta_path));
+  recording_filter filter;
+  bb::rx_config rc;
+  rc.nof_threads = 4;
+  bb::detector det(rc);
+  det.set_block_filter(&filter);
+  int scans = 0;
+  std::vector<bb::detection> found;
+  for (uint64_t from = 0;; ++scans) {
+    const auto d = det.next(file, from);
+    EXPECT_FALSE(filter.open) << "scan " << scans << " returned with the filter's read-ahead open";
+    if (!d) {
+      break;
+    }
+    found.push_back(*d);
+    from = d->coarse + 1;
+  }
+  EXPECT_EQ(filter.settles, scans + 1) << "one settle per scan";
+  EXPECT_FALSE(filter.bases.empty()) << "the silences went through the filter";
+  // A filter that clears nothing changes nothing.
+  whd::test::expect_same_detections(found, whd::test::all_detections(file, 4), "ci8 with a filter that clears nothing");
 }
 
 } // namespace

@@ -2,8 +2,9 @@
 // with it, the detector finds exactly what the host scan alone finds (position,
 // metric and CFO bit for bit), and the GPU receiver exactly the same frames and
 // payload. Captures of ci8 and ci16 with noise between frames long enough for
-// several of the filter's runs of blocks, frames at low SNR (metrics near the
-// threshold) and a frame close to the end (the last, short block).
+// several of the filter's runs of blocks (read ahead of the calls), frames at low
+// SNR (metrics near the threshold) and a frame close to the end (the last, short
+// block).
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/sync.hpp>
@@ -30,9 +31,11 @@ bb::output_summary write(const std::filesystem::path& base, whd::datatype type, 
   cfg.mods = {p::modulation::qpsk, p::modulation::qam16};
   cfg.nds = {4, 30};
   cfg.nof_frames = 4;
-  // 18 M samples of noise first (more than one run of the filter's 256 blocks of
-  // 65536), then frames 5 M apart, the last close to the end.
-  cfg.lead_samples = 18000001;
+  // 36 M samples of noise first (more than two runs of the filter's 256 blocks of
+  // 65536: the second and third are read ahead while the host looks at the one
+  // before), then frames 5 M apart (each found inside a run, whose read-ahead
+  // successor is then dropped), the last close to the end.
+  cfg.lead_samples = 36000001;
   cfg.gap_samples = 5000003;
   cfg.tail_samples = 1500;
   cfg.seed = seed;
