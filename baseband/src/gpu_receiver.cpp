@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -99,24 +100,26 @@ struct segment {
 /// One batch in flight on one GPU: its stream, pinned and device buffers.
 struct slot {
   slot(int dev, std::size_t symbols, std::size_t max_frames, tr::link_format fmt)
-      : device(dev), h_samples(symbols * p::N * tr::link_bytes_per_sample(fmt)), h_scales(symbols), h_desc(symbols),
-        h_frames(max_frames), h_out(symbols * gpu::OUT_STRIDE), d_samples(h_samples.size()), d_scales(symbols), d_desc(symbols),
-        d_frames(max_frames), d_out(h_out.size()), done(false), starts(symbols), bad(symbols)
+      : device(dev), layout(symbols, max_frames, p::N * tr::link_bytes_per_sample(fmt)), h_in(layout.bytes),
+        h_out(symbols * gpu::OUT_STRIDE), d_in(layout.bytes), d_out(h_out.size()), done(false), capacity(symbols), starts(symbols),
+        bad(symbols)
   {
+    h_scales = {reinterpret_cast<float*>(h_in.data() + layout.scales), symbols};
+    h_desc = {reinterpret_cast<gpu::symbol_desc*>(h_in.data() + layout.desc), symbols};
+    h_frames = {reinterpret_cast<gpu::frame_params*>(h_in.data() + layout.frames), max_frames};
   }
   int device;
+  gpu::input_layout layout;
   cuda::stream stream;
-  cuda::pinned_buffer<std::byte> h_samples;
-  cuda::pinned_buffer<float> h_scales;
-  cuda::pinned_buffer<gpu::symbol_desc> h_desc;
-  cuda::pinned_buffer<gpu::frame_params> h_frames;
+  cuda::pinned_buffer<std::byte> h_in; ///< samples, scales, descriptors and frames (layout)
+  std::span<float> h_scales;
+  std::span<gpu::symbol_desc> h_desc;
+  std::span<gpu::frame_params> h_frames;
   cuda::pinned_buffer<uint8_t> h_out;
-  cuda::device_buffer<std::byte> d_samples;
-  cuda::device_buffer<float> d_scales;
-  cuda::device_buffer<gpu::symbol_desc> d_desc;
-  cuda::device_buffer<gpu::frame_params> d_frames;
+  cuda::device_buffer<std::byte> d_in; ///< h_in's copy
   cuda::device_buffer<uint8_t> d_out;
   cuda::event done;
+  std::size_t capacity;         ///< symbols a batch holds at most
   std::vector<uint64_t> starts; ///< first capture sample of each window
   std::vector<uint32_t> bad;    ///< non-finite samples packed as 0, per window
   std::vector<segment> segments;
@@ -399,10 +402,8 @@ private:
     resource_use r;
     r.symbols_per_batch = per_batch_;
     for (const auto& s : slots_) {
-      r.device_bytes += s->d_samples.size() + s->d_scales.size() * sizeof(float) + s->d_desc.size() * sizeof(gpu::symbol_desc) +
-                        s->d_frames.size() * sizeof(gpu::frame_params) + s->d_out.size();
-      r.pinned_bytes += s->h_samples.size() + s->h_scales.size() * sizeof(float) + s->h_desc.size() * sizeof(gpu::symbol_desc) +
-                        s->h_frames.size() * sizeof(gpu::frame_params) + s->h_out.size();
+      r.device_bytes += s->d_in.size() + s->d_out.size();
+      r.pinned_bytes += s->h_in.size() + s->h_out.size();
     }
     for (int d = 0; d < gcfg_.nof_gpus; ++d) {
       std::size_t free = 0, total = 0;
@@ -483,11 +484,17 @@ private:
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
     const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
     cudaStream_t st = s.stream.get();
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_scales.data(), s.h_scales.data(), s.count * sizeof(float), cudaMemcpyHostToDevice, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_frames.data(), s.h_frames.data(), s.nof_frames * sizeof(gpu::frame_params), cudaMemcpyHostToDevice, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_samples.data(), s.h_samples.data(), s.count * bpw, cudaMemcpyHostToDevice, st));
-    const gpu::batch_view b{s.d_samples.data(), s.d_scales.data(), s.d_desc.data(), s.d_frames.data(), s.d_out.data(), s.count};
+    // A full batch in one copy; a short one (the last, or one cut by its frames)
+    // without the samples it does not hold.
+    const std::size_t used_end = s.layout.frames + s.nof_frames * sizeof(gpu::frame_params);
+    if (s.count == s.capacity) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_in.data(), s.h_in.data(), used_end, cudaMemcpyHostToDevice, st));
+    } else {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_in.data(), s.h_in.data(), s.count * bpw, cudaMemcpyHostToDevice, st));
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_in.data() + s.layout.scales, s.h_in.data() + s.layout.scales, used_end - s.layout.scales,
+                                     cudaMemcpyHostToDevice, st));
+    }
+    const gpu::batch_view b = s.layout.view(s.d_in.data(), s.d_out.data(), s.count);
     gpu::launch_decode(fmt_, b, st, gcfg_.fft_exchange);
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
     s.done.record(s.stream);
@@ -544,7 +551,7 @@ private:
       if (lo == hi) {
         return;
       }
-      const std::span<std::byte> out(s.h_samples.data() + lo * bpw, (hi - lo) * bpw);
+      const std::span<std::byte> out(s.h_in.data() + lo * bpw, (hi - lo) * bpw);
       const std::span<float> scales(s.h_scales.data() + lo, hi - lo);
       const std::span<const uint64_t> starts(s.starts.data() + lo, hi - lo);
       const std::span<uint32_t> bad(s.bad.data() + lo, hi - lo);

@@ -60,6 +60,28 @@ struct batch_view {
   std::size_t count;
 };
 
+/// Where a batch's inputs lie in one block of memory (pinned, and its copy on the
+/// device): samples, scales, symbol descriptors, frame parameters, each on a
+/// 256-byte boundary, so that a full batch crosses the link in one copy. (Copied
+/// apart, on the H100 machine the scales and descriptors ran at 23-31 GB/s with
+/// gaps between the copies: some 2 % of the link; bench/results/
+/// pipeline-streams-h100-2026-11-23-trace.md.)
+struct input_layout {
+  input_layout(std::size_t symbols, std::size_t max_frames, std::size_t bytes_per_window)
+      : scales(align(symbols * bytes_per_window)), desc(align(scales + symbols * sizeof(float))),
+        frames(align(desc + symbols * sizeof(symbol_desc))), bytes(frames + max_frames * sizeof(frame_params))
+  {
+  }
+  static constexpr std::size_t align(std::size_t n) { return (n + 255) / 256 * 256; }
+  /// The batch of `count` symbols whose block starts at `in`.
+  batch_view view(const std::byte* in, uint8_t* out, std::size_t count) const
+  {
+    return {in, reinterpret_cast<const float*>(in + scales), reinterpret_cast<const symbol_desc*>(in + desc),
+            reinterpret_cast<const frame_params*>(in + frames), out, count};
+  }
+  std::size_t scales, desc, frames, bytes; ///< offsets of each part (samples at 0), and the total
+};
+
 /// The device parameters of a located frame.
 frame_params make_frame_params(const located_frame& f);
 

@@ -26,7 +26,7 @@ struct pipeline_bench_config {
   int taps = 4;
   uint64_t seed = 1;
   std::size_t symbols_per_batch = 1u << 15; ///< regions (a) and (b); (c) uses the receiver's default
-  int nof_streams = 4;
+  int nof_streams = 2;                   ///< batches in flight per GPU, regions (b) and (c) (the receiver's default)
   int nof_gpus = 1;                      ///< also measure the pipeline and end to end over this many GPUs
   int repeats = 7;                       ///< timed repeats per region (median reported)
   bool end_to_end = true;                ///< also region (c) and the CPU backend end to end
