@@ -101,8 +101,7 @@ struct segment {
 struct slot {
   slot(int dev, std::size_t symbols, std::size_t max_frames, tr::link_format fmt)
       : device(dev), layout(symbols, max_frames, p::N * tr::link_bytes_per_sample(fmt)), h_in(layout.bytes),
-        h_out(symbols * gpu::OUT_STRIDE), d_in(layout.bytes), d_out(h_out.size()), done(false), capacity(symbols), starts(symbols),
-        bad(symbols)
+        h_out(symbols * gpu::OUT_STRIDE), d_in(layout.bytes), d_out(h_out.size()), done(false), starts(symbols), bad(symbols)
   {
     h_scales = {reinterpret_cast<float*>(h_in.data() + layout.scales), symbols};
     h_desc = {reinterpret_cast<gpu::symbol_desc*>(h_in.data() + layout.desc), symbols};
@@ -119,7 +118,6 @@ struct slot {
   cuda::device_buffer<std::byte> d_in; ///< h_in's copy
   cuda::device_buffer<uint8_t> d_out;
   cuda::event done;
-  std::size_t capacity;         ///< symbols a batch holds at most
   std::vector<uint64_t> starts; ///< first capture sample of each window
   std::vector<uint32_t> bad;    ///< non-finite samples packed as 0, per window
   std::vector<segment> segments;
@@ -484,16 +482,8 @@ private:
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
     const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
     cudaStream_t st = s.stream.get();
-    // A full batch in one copy; a short one (the last, or one cut by its frames)
-    // without the samples it does not hold.
-    const std::size_t used_end = s.layout.frames + s.nof_frames * sizeof(gpu::frame_params);
-    if (s.count == s.capacity) {
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_in.data(), s.h_in.data(), used_end, cudaMemcpyHostToDevice, st));
-    } else {
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_in.data(), s.h_in.data(), s.count * bpw, cudaMemcpyHostToDevice, st));
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_in.data() + s.layout.scales, s.h_in.data() + s.layout.scales, used_end - s.layout.scales,
-                                     cudaMemcpyHostToDevice, st));
-    }
+    // A short batch: the last, or one cut by its frames.
+    s.layout.copy_in(s.d_in.data(), s.h_in.data(), s.count, s.h_scales.size(), bpw, s.nof_frames, st);
     const gpu::batch_view b = s.layout.view(s.d_in.data(), s.d_out.data(), s.count);
     gpu::launch_decode(fmt_, b, st, gcfg_.fft_exchange);
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));

@@ -79,6 +79,20 @@ struct input_layout {
     return {in, reinterpret_cast<const float*>(in + scales), reinterpret_cast<const symbol_desc*>(in + desc),
             reinterpret_cast<const frame_params*>(in + frames), out, count};
   }
+  /// Copies in a batch of `count` of `capacity` symbols and `nof_frames` frames
+  /// (host block `in` to device block `dev`): a full batch in one copy, a short one
+  /// without the samples it does not hold.
+  void copy_in(std::byte* dev, const std::byte* in, std::size_t count, std::size_t capacity, std::size_t bytes_per_window,
+               std::size_t nof_frames, cudaStream_t stream) const
+  {
+    const std::size_t used_end = frames + nof_frames * sizeof(frame_params);
+    if (count == capacity) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(dev, in, used_end, cudaMemcpyHostToDevice, stream));
+      return;
+    }
+    WHD_CUDA_CHECK(cudaMemcpyAsync(dev, in, count * bytes_per_window, cudaMemcpyHostToDevice, stream));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(dev + scales, in + scales, used_end - scales, cudaMemcpyHostToDevice, stream));
+  }
   std::size_t scales, desc, frames, bytes; ///< offsets of each part (samples at 0), and the total
 };
 

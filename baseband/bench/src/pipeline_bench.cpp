@@ -369,13 +369,7 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
         auto enqueue = [&](lane& l, std::size_t k) {
           const std::size_t n = std::min(per_batch, count - k);
           cudaStream_t st = l.s.get();
-          const std::byte* blk = h_blocks.data() + k / per_batch * lay.bytes;
-          if (n == per_batch) {
-            WHD_CUDA_CHECK(cudaMemcpyAsync(l.in.data(), blk, lay.frames, cudaMemcpyHostToDevice, st));
-          } else {
-            WHD_CUDA_CHECK(cudaMemcpyAsync(l.in.data(), blk, n * bpw, cudaMemcpyHostToDevice, st));
-            WHD_CUDA_CHECK(cudaMemcpyAsync(l.in.data() + lay.scales, blk + lay.scales, lay.frames - lay.scales, cudaMemcpyHostToDevice, st));
-          }
+          lay.copy_in(l.in.data(), h_blocks.data() + k / per_batch * lay.bytes, n, per_batch, bpw, 0, st);
           if (engine == 2) {
             return;
           }
@@ -481,8 +475,8 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
       std::vector<double> t;
       uint64_t diff = 0;
       // Region (c) is the receiver as whd-rx runs it, with its own batch default and
-      // the streams of region (b), timed per profile §8 from the capture's opening to the payload
-      // written. The receiver (its pinned buffers, the locator's tables) is made
+      // the streams of region (b), timed per profile §8 from the capture's opening to
+      // the payload written. The receiver (its pinned buffers, the locator's tables) is made
       // once, before the region, as a process decoding capture after capture does;
       // its first run, set-up included, is timed apart and reported beside.
       bb::gpu_config g;
