@@ -10,6 +10,7 @@
 #include <whd/transport/cuda.hpp>
 
 #include <cstring>
+#include <utility>
 
 namespace whd::fft {
 namespace {
@@ -20,23 +21,26 @@ namespace wc = whd::cuda;
 
 constexpr int GROUPS = 2; // transforms per block
 
-template <class A, bool NAMED, lane_transpose X>
-__device__ void call_forward(float2 (&v)[8], int t, float2* scratch, int g)
+/// Group g's barrier: a named one per group, or the block's.
+template <bool NAMED>
+__device__ auto group_sync(int g)
 {
   if constexpr (NAMED) {
-    fft512_forward<A, transform_sync, X>(v, t, scratch, transform_sync{1 + g});
+    return transform_sync{1 + g};
   } else {
-    fft512_forward<A, block_sync, X>(v, t, scratch);
+    return block_sync{};
   }
 }
 
-template <class A, bool NAMED, lane_transpose X>
-__device__ void call_inverse(float2 (&v)[8], int t, float2* scratch, int g)
+/// The forward or inverse transform of group g.
+template <class A, bool NAMED, lane_transpose X, bool INVERSE>
+__device__ void call_transform(float2 (&v)[8], int t, float2* scratch, int g)
 {
-  if constexpr (NAMED) {
-    fft512_inverse<A, transform_sync, X>(v, t, scratch, transform_sync{1 + g});
+  using Sync = decltype(group_sync<NAMED>(g));
+  if constexpr (INVERSE) {
+    fft512_inverse<A, Sync, X>(v, t, scratch, group_sync<NAMED>(g));
   } else {
-    fft512_inverse<A, block_sync, X>(v, t, scratch);
+    fft512_forward<A, Sync, X>(v, t, scratch, group_sync<NAMED>(g));
   }
 }
 
@@ -53,7 +57,7 @@ __global__ void __launch_bounds__(64 * GROUPS) forward_inverse_kernel(const floa
   for (int j = 0; j < 8; ++j) {
     v[j] = x[f * 512 + A::input_index(t, j)];
   }
-  call_forward<A, NAMED, X>(v, t, scratch[g], g);
+  call_transform<A, NAMED, X, false>(v, t, scratch[g], g);
   for (int j = 0; j < 8; ++j) {
     y[f * 512 + A::output_bin(t, j)] = v[j];
   }
@@ -61,10 +65,27 @@ __global__ void __launch_bounds__(64 * GROUPS) forward_inverse_kernel(const floa
   for (int j = 0; j < 8; ++j) {
     v[j] = y[f * 512 + A::input_index(t, j)];
   }
-  call_inverse<A, NAMED, X>(v, t, scratch[g], g);
+  call_transform<A, NAMED, X, true>(v, t, scratch[g], g);
   for (int j = 0; j < 8; ++j) {
     z[f * 512 + A::output_bin(t, j)] = v[j];
   }
+}
+
+/// x to the device, y and z filled with 0xFF, launch(x, y, z) run, y and z back.
+template <class Launch>
+std::pair<std::vector<cf32>, std::vector<cf32>> run_xyz(const std::vector<cf32>& x, Launch launch)
+{
+  wc::device_buffer<cf32> dx(x.size()), dy(x.size()), dz(x.size());
+  WHD_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.size_bytes(), cudaMemcpyHostToDevice));
+  WHD_CUDA_CHECK(cudaMemset(dy.data(), 0xFF, dy.size_bytes()));
+  WHD_CUDA_CHECK(cudaMemset(dz.data(), 0xFF, dz.size_bytes()));
+  launch(reinterpret_cast<const float2*>(dx.data()), reinterpret_cast<float2*>(dy.data()), reinterpret_cast<float2*>(dz.data()));
+  WHD_CUDA_CHECK_LAUNCH();
+  WHD_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cf32> y(x.size()), z(x.size());
+  WHD_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.size_bytes(), cudaMemcpyDeviceToHost));
+  WHD_CUDA_CHECK(cudaMemcpy(z.data(), dz.data(), dz.size_bytes(), cudaMemcpyDeviceToHost));
+  return {std::move(y), std::move(z)};
 }
 
 template <class A, bool NAMED, lane_transpose X = lane_transpose::shuffles>
@@ -75,18 +96,9 @@ void check_device_function(const char* name, std::uint64_t seed)
   constexpr std::size_t COUNT = 2 * GROUPS * 5;
   std::mt19937_64 g(seed);
   const auto x = test::random_cf32(g, COUNT * N);
-  wc::device_buffer<cf32> dx(x.size()), dy(x.size()), dz(x.size());
-  WHD_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.size_bytes(), cudaMemcpyHostToDevice));
-  WHD_CUDA_CHECK(cudaMemset(dy.data(), 0xFF, dy.size_bytes()));
-  WHD_CUDA_CHECK(cudaMemset(dz.data(), 0xFF, dz.size_bytes()));
-  forward_inverse_kernel<A, NAMED, X><<<COUNT / GROUPS, dim3(64, GROUPS)>>>(
-      reinterpret_cast<const float2*>(dx.data()), reinterpret_cast<float2*>(dy.data()),
-      reinterpret_cast<float2*>(dz.data()));
-  WHD_CUDA_CHECK_LAUNCH();
-  WHD_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cf32> y(x.size()), z(x.size());
-  WHD_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.size_bytes(), cudaMemcpyDeviceToHost));
-  WHD_CUDA_CHECK(cudaMemcpy(z.data(), dz.data(), dz.size_bytes(), cudaMemcpyDeviceToHost));
+  auto [y, z] = run_xyz(x, [](const float2* dx, float2* dy, float2* dz) {
+    forward_inverse_kernel<A, NAMED, X><<<COUNT / GROUPS, dim3(64, GROUPS)>>>(dx, dy, dz);
+  });
   for (auto& s : z) {
     s /= static_cast<float>(N);
   }
@@ -169,17 +181,7 @@ void check_forward_many(const char* name, std::uint64_t seed)
   constexpr std::size_t COUNT = 2 * 6;
   std::mt19937_64 g(seed);
   const auto x = test::random_cf32(g, COUNT * N);
-  wc::device_buffer<cf32> dx(x.size()), dy(x.size()), dz(x.size());
-  WHD_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.size_bytes(), cudaMemcpyHostToDevice));
-  WHD_CUDA_CHECK(cudaMemset(dy.data(), 0xFF, dy.size_bytes()));
-  WHD_CUDA_CHECK(cudaMemset(dz.data(), 0xFF, dz.size_bytes()));
-  forward_many_kernel<A, X><<<COUNT / 2, 64>>>(reinterpret_cast<const float2*>(dx.data()), reinterpret_cast<float2*>(dy.data()),
-                                              reinterpret_cast<float2*>(dz.data()));
-  WHD_CUDA_CHECK_LAUNCH();
-  WHD_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cf32> y(x.size()), z(x.size());
-  WHD_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.size_bytes(), cudaMemcpyDeviceToHost));
-  WHD_CUDA_CHECK(cudaMemcpy(z.data(), dz.data(), dz.size_bytes(), cudaMemcpyDeviceToHost));
+  const auto [y, z] = run_xyz(x, [](const float2* dx, float2* dy, float2* dz) { forward_many_kernel<A, X><<<COUNT / 2, 64>>>(dx, dy, dz); });
   // Bit-identical to one transform at a time, and right against the float64 DFT.
   EXPECT_EQ(std::memcmp(y.data(), z.data(), y.size() * sizeof(cf32)), 0);
   for (std::size_t f = 0; f < COUNT; ++f) {

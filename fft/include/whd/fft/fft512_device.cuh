@@ -95,21 +95,36 @@ __device__ __forceinline__ void transpose8_shfl(float2 (&v)[8], int lane)
   }
 }
 
+/// One transform's half of a shared-memory exchange X: its 8 values written to the
+/// scratch at X's places (exchange_write), or read back from them (exchange_read).
+/// A barrier between the two is the caller's.
+template <class X>
+__device__ __forceinline__ void exchange_write(const float2 (&v)[8], int t, float2* scratch)
+{
+  float2* w = scratch + X::write_base(t);
+  WHD_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    w[X::write_offset(j)] = v[j];
+  }
+}
+
+template <class X>
+__device__ __forceinline__ void exchange_read(float2 (&v)[8], int t, const float2* scratch)
+{
+  const float2* r = scratch + X::read_base(t);
+  WHD_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    v[j] = r[X::read_offset(j)];
+  }
+}
+
 /// The same transpose through the warp's own rows of the scratch (warp_xpose).
 __device__ __forceinline__ void transpose8_warp_rows(float2 (&v)[8], int t, float2* scratch)
 {
   __syncwarp(); // the warp's reads of the first exchange are done before its rows change
-  float2* w = scratch + warp_xpose::write_base(t);
-  WHD_UNROLL
-  for (int j = 0; j < 8; ++j) {
-    w[warp_xpose::write_offset(j)] = v[j];
-  }
+  exchange_write<warp_xpose>(v, t, scratch);
   __syncwarp();
-  const float2* r = scratch + warp_xpose::read_base(t);
-  WHD_UNROLL
-  for (int j = 0; j < 8; ++j) {
-    v[j] = r[warp_xpose::read_offset(j)];
-  }
+  exchange_read<warp_xpose>(v, t, scratch);
 }
 
 /// The forward transform; the sequence mirrors host_emulate (fft512_structure.hpp).
@@ -120,35 +135,15 @@ __device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratc
   using X1 = typename A::x1;
   using X2 = typename A::x2;
   A::template pass1<TW>(v, t);
-  {
-    float2* w = scratch + X1::write_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      w[X1::write_offset(j)] = v[j];
-    }
-  }
+  exchange_write<X1>(v, t, scratch);
   sync();
-  {
-    const float2* r = scratch + X1::read_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      v[j] = r[X1::read_offset(j)];
-    }
-  }
+  exchange_read<X1>(v, t, scratch);
   A::template pass2<TW>(v, t);
   if constexpr (A::EXCHANGE == exchange::smem) {
     sync(); // every read of the first exchange is done before the scratch is reused
-    float2* w = scratch + X2::write_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      w[X2::write_offset(j)] = v[j];
-    }
+    exchange_write<X2>(v, t, scratch);
     sync();
-    const float2* r = scratch + X2::read_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      v[j] = r[X2::read_offset(j)];
-    }
+    exchange_read<X2>(v, t, scratch);
   } else if constexpr (XP == lane_transpose::warp_rows) {
     static_assert(x1_reads_stay_in_warp_rows<X1>(), "warp rows need a first exchange whose reads stay in each warp's rows");
     transpose8_warp_rows(v, t, scratch);
@@ -156,6 +151,22 @@ __device__ __forceinline__ void fft512_run(float2 (&v)[8], int t, float2* scratc
     transpose8_shfl(v, t & 7);
   }
   A::template pass3<TW>(v, t);
+}
+
+/// One shared-memory exchange of K transforms (transform k at scratch + k * stride):
+/// every transform is written, one barrier, every transform is read back.
+template <class X, int K, class Sync>
+__device__ __forceinline__ void exchange_many(float2 (&v)[K][8], int t, float2* scratch, int stride, Sync sync)
+{
+  WHD_UNROLL
+  for (int k = 0; k < K; ++k) {
+    exchange_write<X>(v[k], t, scratch + k * stride);
+  }
+  sync();
+  WHD_UNROLL
+  for (int k = 0; k < K; ++k) {
+    exchange_read<X>(v[k], t, scratch + k * stride);
+  }
 }
 
 /// K transforms at once by the same 64 threads (Stockham only): the twiddles are read
@@ -181,23 +192,7 @@ __device__ __forceinline__ void fft512_run_many(float2 (&v)[K][8], int t, float2
       }
     }
   }
-  WHD_UNROLL
-  for (int k = 0; k < K; ++k) {
-    float2* w = scratch + k * stride + X1::write_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      w[X1::write_offset(j)] = v[k][j];
-    }
-  }
-  sync();
-  WHD_UNROLL
-  for (int k = 0; k < K; ++k) {
-    const float2* r = scratch + k * stride + X1::read_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      v[k][j] = r[X1::read_offset(j)];
-    }
-  }
+  exchange_many<X1>(v, t, scratch, stride, sync);
   {
     float2 w[8];
     TW::stockham2(t & 7, w);
@@ -211,24 +206,8 @@ __device__ __forceinline__ void fft512_run_many(float2 (&v)[K][8], int t, float2
     }
   }
   if constexpr (A::EXCHANGE == exchange::smem) {
-    sync();
-    WHD_UNROLL
-    for (int k = 0; k < K; ++k) {
-      float2* w = scratch + k * stride + X2::write_base(t);
-      WHD_UNROLL
-      for (int j = 0; j < 8; ++j) {
-        w[X2::write_offset(j)] = v[k][j];
-      }
-    }
-    sync();
-    WHD_UNROLL
-    for (int k = 0; k < K; ++k) {
-      const float2* r = scratch + k * stride + X2::read_base(t);
-      WHD_UNROLL
-      for (int j = 0; j < 8; ++j) {
-        v[k][j] = r[X2::read_offset(j)];
-      }
-    }
+    sync(); // every transform's first exchange is read before the scratch is written again
+    exchange_many<X2>(v, t, scratch, stride, sync);
   } else if constexpr (XP == lane_transpose::warp_rows) {
     static_assert(x1_reads_stay_in_warp_rows<X1>(), "warp rows need a first exchange whose reads stay in each warp's rows");
     WHD_UNROLL
