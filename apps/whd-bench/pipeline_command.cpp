@@ -40,6 +40,8 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     ("no-end-to-end", "skip the end-to-end region")
     ("e2e-batch", po::value(&c.e2e_batches)->multitoken()->value_name("SYMBOLS..."),
      "symbols per batch of the end-to-end region, one row each (default: whd-rx's)")
+    ("e2e-threads", po::value(&c.e2e_threads)->multitoken()->value_name("N..."),
+     "host threads (whd-rx -j) of the end-to-end region, an int8 row each on 1 and --gpus GPUs (default: every core)")
     ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
     ("json", po::value(&json), "write the result as JSON to this file")
     ("markdown", po::value(&markdown), "write the report as Markdown to this file");
@@ -52,6 +54,9 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     if (std::find(c.e2e_batches.begin(), c.e2e_batches.end(), std::size_t(0)) != c.e2e_batches.end()) {
       throw std::invalid_argument("--e2e-batch must be at least 1");
     }
+    if (std::find(c.e2e_threads.begin(), c.e2e_threads.end(), 0u) != c.e2e_threads.end()) {
+      throw std::invalid_argument("--e2e-threads must be at least 1");
+    }
     if (c.nof_frames < 1 || c.nd < 1 || c.symbols_per_batch < 1 || c.nof_streams < 1 || c.repeats < 1 || c.taps < 1) {
       throw std::invalid_argument("--frames, --nd, --batch, --streams, --repeats and --taps must be at least 1");
     }
@@ -61,7 +66,7 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
   }
   c.capture = capture;
   c.payload = payload;
-  c.commit = WHD_GIT_COMMIT;
+  c.commit = git_commit();
   c.command = command;
   return run_and_report([&](const auto& progress) { return rx_bench::run_pipeline_bench(c, progress); }, json, markdown);
 }

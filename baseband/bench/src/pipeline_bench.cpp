@@ -118,6 +118,43 @@ double copy_gbps(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind k
   return bytes_counted / v[v.size() / 2] / 1e9;
 }
 
+
+/// A several-GPU row against its one-GPU row (same region, link and engine):
+/// the aggregate speed-up of the split.
+struct scaling {
+  std::string what;
+  double ratio = 0.0;      ///< one GPU's ns/symbol over the several GPUs'
+  double x_realtime = 0.0; ///< the several GPUs'
+};
+
+std::vector<scaling> scalings(const pipeline_bench_result& r)
+{
+  std::vector<scaling> out;
+  for (const auto& row : r.rows) {
+    // "ENGINE xN GPUs[, round robin | , pulled][REST]" against "ENGINE[REST]".
+    const auto at = row.engine.find(" x");
+    const auto gpus_at = at == std::string::npos ? at : row.engine.find(" GPUs", at);
+    if (gpus_at == std::string::npos) {
+      continue;
+    }
+    std::string rest = row.engine.substr(gpus_at + 5);
+    for (const std::string policy : {", round robin", ", pulled"}) {
+      if (rest.starts_with(policy)) {
+        rest.erase(0, policy.size());
+      }
+    }
+    const std::string base = row.engine.substr(0, at) + rest;
+    for (const auto& one : r.rows) {
+      if (one.region == row.region && one.link == row.link && one.engine == base && row.ns_per_symbol() > 0.0) {
+        out.push_back({row.region + ", " + row.engine + ", " + row.link, one.ns_per_symbol() / row.ns_per_symbol(),
+                       p::SYMBOL_PERIOD_NS / row.ns_per_symbol()});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const std::function<void(std::string_view)>& progress)
@@ -363,7 +400,7 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
       // engine 4: the copies in and the payload's copy out, no kernel (what the
       // link allows a chain that returns its bits).
       for (int engine = 0; engine < 5; ++engine) {
-        if ((engine == 1 && gpus > 1) || (engine == 3 && gpus == 1) || (engine == 4 && gpus > 1)) {
+        if ((engine == 1 && gpus > 1) || (engine == 3 && gpus == 1)) {
           continue; // the baseline is compared on one GPU; pulling needs several
         }
         auto enqueue = [&](lane& l, std::size_t k) {
@@ -462,16 +499,23 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
       tr::link_format fmt;
       int gpus;
       std::size_t batch; ///< 0: the receiver's default
+      unsigned threads;  ///< the host's packing and locating threads (whd-rx -j); 0: every core
     };
-    std::vector<e2e_case> cases{{tr::link_format::int8, 1, 0}, {tr::link_format::half, 1, 0}};
+    std::vector<e2e_case> cases{{tr::link_format::int8, 1, 0, 0}, {tr::link_format::half, 1, 0, 0}};
     for (std::size_t b : cfg.e2e_batches) {
-      cases.push_back({tr::link_format::int8, 1, b});
+      cases.push_back({tr::link_format::int8, 1, b, 0});
     }
     if (nof_gpus > 1) {
-      cases.push_back({tr::link_format::int8, nof_gpus, 0});
+      cases.push_back({tr::link_format::int8, nof_gpus, 0, 0});
     }
-    for (const auto& [fmt, gpus, batch] : cases) {
-      const std::string on_batch = batch ? ", batch " + std::to_string(batch) : "";
+    for (unsigned n : cfg.e2e_threads) {
+      for (int gpus : gpu_counts) {
+        cases.push_back({tr::link_format::int8, gpus, 0, n});
+      }
+    }
+    for (const auto& [fmt, gpus, batch, threads] : cases) {
+      const std::string on_batch =
+          (batch ? ", batch " + std::to_string(batch) : "") + (threads ? ", " + std::to_string(threads) + " threads" : "");
       std::vector<double> t;
       uint64_t diff = 0;
       // Region (c) is the receiver as whd-rx runs it, with its own batch default and
@@ -486,8 +530,13 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
       if (batch) {
         g.symbols_per_batch = batch;
       }
+      bb::rx_config rxc_case = rxc;
+      if (threads) {
+        g.pack_threads = threads;
+        rxc_case.nof_threads = threads;
+      }
       const auto t_make = steady::now();
-      auto rx = bb::make_gpu_receiver(rxc, g);
+      auto rx = bb::make_gpu_receiver(rxc_case, g);
       double first_run = 0;
       for (int rep = -1; rep < std::min(cfg.repeats, 3); ++rep) {
         const auto t0 = steady::now();
@@ -571,6 +620,9 @@ std::string to_json(const pipeline_bench_result& r)
   for (const auto& [what, sec] : r.stage_seconds) {
     j["end_to_end_stage_seconds"][what] = sec;
   }
+  for (const auto& sc : scalings(r)) {
+    j["aggregate_vs_one_gpu"][sc.what] = {{"ratio", sc.ratio}, {"x_realtime", sc.x_realtime}};
+  }
   return j.dump(2);
 }
 
@@ -605,6 +657,13 @@ std::string to_markdown(const pipeline_bench_result& r)
     std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %.3f..%.3f | %.2f | %.2f %s\n", row.region.c_str(), row.engine.c_str(),
                   row.link.c_str(), ns, spread_lo, spread_hi, p::SYMBOL_PERIOD_NS / ns, 1344.0 / ns, link_cols.c_str());
     o << buf;
+  }
+  if (const auto sc = scalings(r); !sc.empty()) {
+    o << "\nSeveral GPUs against one, same run (one GPU's ns/symbol over theirs):\n\n";
+    for (const auto& x : sc) {
+      std::snprintf(buf, sizeof buf, "- %s: %.2fx one GPU, %.2fx real time\n", x.what.c_str(), x.ratio, x.x_realtime);
+      o << buf;
+    }
   }
   if (!r.stage_seconds.empty()) {
     o << "\nWhere the end-to-end time goes (first timed repeat, seconds; the writer's stages overlap the caller's):\n\n";

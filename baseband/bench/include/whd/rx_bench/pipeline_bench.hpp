@@ -32,6 +32,7 @@ struct pipeline_bench_config {
   bool end_to_end = true;                ///< also region (c) and the CPU backend end to end
   std::filesystem::path payload;         ///< where region (c) writes the payload (default: beside the capture)
   std::vector<std::size_t> e2e_batches;  ///< region (c)'s symbols per batch, a row each (empty: the receiver's default)
+  std::vector<unsigned> e2e_threads;     ///< region (c)'s host thread counts (whd-rx -j), an int8 row each on 1 and --gpus GPUs
   unsigned cpu_threads = 0;              ///< CPU backend threads (0: all)
   std::string commit;
   std::string command;
