@@ -124,7 +124,7 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     std::cerr << "whd-bench ber: " << e.what() << "\nTry 'whd-bench ber --help'.\n";
     return EXIT_USAGE;
   }
-  c.commit = WHD_GIT_COMMIT;
+  c.commit = git_commit();
   c.command = command;
   return run_and_report([&](const auto& progress) { return rx_bench::run_ber_bench(c, progress); }, json, markdown);
 }

@@ -66,7 +66,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
   if (!truth.empty()) {
     c.truth = truth;
   }
-  c.commit = WHD_GIT_COMMIT;
+  c.commit = git_commit();
   c.command = command;
   return run_and_report([&](const auto& progress) { return rx_bench::run_compare_bench(c, progress); }, json, markdown);
 }

@@ -63,7 +63,7 @@ int run_cpu(const std::vector<std::string>& args, const std::string& command)
     return EXIT_USAGE;
   }
   c.capture = capture;
-  c.commit = WHD_GIT_COMMIT;
+  c.commit = git_commit();
   c.command = command;
   return run_and_report([&](const auto& progress) { return rx_bench::run_cpu_bench(c, progress); }, json, markdown);
 }

@@ -113,7 +113,7 @@ int run_fft(const std::vector<std::string>& args, const std::string& command)
   c.nof_per_scale = o.per_scale;
   c.seed = o.seed;
   c.tune_cache = o.cache.empty() ? fft::tune_cache_path() : std::filesystem::path(o.cache);
-  c.commit = WHD_GIT_COMMIT;
+  c.commit = git_commit();
   c.command = command;
 
   auto log = spdlog::default_logger()->clone("whd-bench");

@@ -12,6 +12,10 @@ inline constexpr int EXIT_OK = 0;
 inline constexpr int EXIT_RUNTIME = 1;
 inline constexpr int EXIT_USAGE = 2;
 
+/// The commit this binary was built from, as results name it ("-dirty" when the
+/// tracked files differed from it; "unknown" outside a git checkout).
+const char* git_commit();
+
 /// `whd-bench fft ...`: our 512-point FFT against cuFFT, optional tuning.
 /// @param args the arguments after the subcommand name; `command` the whole command line
 int run_fft(const std::vector<std::string>& args, const std::string& command);
