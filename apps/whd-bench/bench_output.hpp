@@ -14,6 +14,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -22,19 +23,36 @@
 
 namespace whd::bench_app {
 
-/// Parse a subcommand's arguments into `vm`. False when --help was asked: the
-/// options `shown` are printed and the subcommand returns EXIT_OK.
-/// @throws boost::program_options::error on a wrong command line
-inline bool parse_command_line(const boost::program_options::command_line_parser& parser,
-                               const boost::program_options::options_description& shown, boost::program_options::variables_map& vm)
+/// Adds --json and --markdown, the outputs every subcommand has, to `desc`.
+inline void add_output_options(boost::program_options::options_description& desc, std::string& json, std::string& markdown)
 {
-  boost::program_options::store(boost::program_options::command_line_parser(parser).run(), vm);
-  boost::program_options::notify(vm);
-  if (vm.count("help") != 0) {
-    std::cout << shown << '\n';
-    return false;
+  desc.add_options()("json", boost::program_options::value(&json), "write the result as JSON to this file")(
+      "markdown", boost::program_options::value(&markdown), "write the report as Markdown to this file");
+}
+
+/// Parses a subcommand's arguments, then runs `check(vm)` on them (it turns the
+/// options into the configuration and throws std::exception naming what is wrong).
+/// @param shown the options --help prints (without hidden positional ones)
+/// @return nothing to go on; EXIT_OK after --help was printed; EXIT_USAGE after a
+///         wrong command line or a failed check, said on stderr with a pointer to --help
+template <class Check>
+std::optional<int> parse_subcommand(std::string_view name, const boost::program_options::command_line_parser& parser,
+                                    const boost::program_options::options_description& shown, Check&& check)
+{
+  try {
+    boost::program_options::variables_map vm;
+    boost::program_options::store(boost::program_options::command_line_parser(parser).run(), vm);
+    boost::program_options::notify(vm);
+    if (vm.count("help") != 0) {
+      std::cout << shown << '\n';
+      return EXIT_OK;
+    }
+    check(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "whd-bench " << name << ": " << e.what() << "\nTry 'whd-bench " << name << " --help'.\n";
+    return EXIT_USAGE;
   }
-  return true;
+  return std::nullopt;
 }
 
 /// --links: a comma-separated list of link packings.
@@ -68,15 +86,18 @@ inline void write_output(const std::string& path, const std::string& text)
   }
 }
 
-/// Runs `run(progress)` with progress lines on the log, writes its result's JSON
-/// and Markdown where asked (to_json and to_markdown of the result's namespace)
-/// and prints the Markdown. @return EXIT_OK, or EXIT_RUNTIME after logging the error
-template <class Run>
-int run_and_report(Run&& run, const std::string& json, const std::string& markdown)
+/// Names the commit and the command line in `config`, runs `run(config, progress)`
+/// with progress lines on the log, writes its result's JSON and Markdown where asked
+/// (to_json and to_markdown of the result's namespace) and prints the Markdown.
+/// @return EXIT_OK, or EXIT_RUNTIME after logging the error
+template <class Config, class Run>
+int run_and_report(Config& config, const std::string& command, Run&& run, const std::string& json, const std::string& markdown)
 {
+  config.commit = git_commit();
+  config.command = command;
   auto log = spdlog::default_logger()->clone("whd-bench");
   try {
-    const auto r = run([&](std::string_view line) { log->info("{}", line); });
+    const auto r = run(config, [&](std::string_view line) { log->info("{}", line); });
     const std::string md = to_markdown(r);
     write_output(json, to_json(r) + '\n');
     write_output(markdown, md);

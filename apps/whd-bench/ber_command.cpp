@@ -90,14 +90,9 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     ("threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
     ("links", po::value(&links)->default_value(links), "GPU link packings, comma-separated (f32 is the reference)")
     ("no-cpu", "skip the CPU backend")
-    ("no-gpu", "skip the GPU backend even when a GPU is present")
-    ("json", po::value(&json), "write the result as JSON to this file")
-    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
-  try {
-    po::variables_map vm;
-    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
-      return EXIT_OK;
-    }
+    ("no-gpu", "skip the GPU backend even when a GPU is present");
+  add_output_options(desc, json, markdown);
+  if (const auto done = parse_subcommand("ber", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map& vm) {
     c.cpu = vm.count("no-cpu") == 0;
     c.gpu = vm.count("no-gpu") == 0;
     c.mods.clear();
@@ -120,13 +115,11 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     if (!c.cpu && !c.gpu) {
       throw std::invalid_argument("--no-cpu and --no-gpu together leave nothing to measure");
     }
-  } catch (const std::exception& e) {
-    std::cerr << "whd-bench ber: " << e.what() << "\nTry 'whd-bench ber --help'.\n";
-    return EXIT_USAGE;
+  })) {
+    return *done;
   }
-  c.commit = git_commit();
-  c.command = command;
-  return run_and_report([&](const auto& progress) { return rx_bench::run_ber_bench(c, progress); }, json, markdown);
+  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return rx_bench::run_ber_bench(cfg, progress); }, json,
+                        markdown);
 }
 
 } // namespace whd::bench_app

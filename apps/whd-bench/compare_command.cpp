@@ -35,20 +35,15 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
     ("no-gpu", "skip the GPU backend even when a GPU is present")
     ("no-plain-one-thread", "time the plain chain on all threads only (one thread is slow on large captures)")
     ("warmup", po::value(&c.warmup)->default_value(c.warmup), "untimed runs of each backend first")
-    ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each backend (median reported)")
-    ("json", po::value(&json), "write the result as JSON to this file")
-    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
+    ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each backend (median reported)");
+  add_output_options(desc, json, markdown);
   po::options_description hidden;
   hidden.add_options()("capture", po::value(&capture));
   po::options_description all;
   all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("capture", 1);
-  try {
-    po::variables_map vm;
-    if (!parse_command_line(po::command_line_parser(args).options(all).positional(pos), desc, vm)) {
-      return EXIT_OK;
-    }
+  if (const auto done = parse_subcommand("compare", po::command_line_parser(args).options(all).positional(pos), desc, [&](const po::variables_map& vm) {
     if (capture.empty()) {
       throw std::invalid_argument("no capture given");
     }
@@ -58,17 +53,15 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
     if (c.repeats < 1 || c.warmup < 0 || c.gpu_batch < 1) {
       throw std::invalid_argument("--repeats and --batch must be at least 1, --warmup at least 0");
     }
-  } catch (const std::exception& e) {
-    std::cerr << "whd-bench compare: " << e.what() << "\nTry 'whd-bench compare --help'.\n";
-    return EXIT_USAGE;
+  })) {
+    return *done;
   }
   c.capture = capture;
   if (!truth.empty()) {
     c.truth = truth;
   }
-  c.commit = git_commit();
-  c.command = command;
-  return run_and_report([&](const auto& progress) { return rx_bench::run_compare_bench(c, progress); }, json, markdown);
+  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return rx_bench::run_compare_bench(cfg, progress); }, json,
+                        markdown);
 }
 
 } // namespace whd::bench_app

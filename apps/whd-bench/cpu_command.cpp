@@ -38,14 +38,9 @@ int run_cpu(const std::vector<std::string>& args, const std::string& command)
     ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the generated capture")
     ("threads", po::value(&c.threads)->default_value(0), "threads of the 'all threads' rows (0: all hardware threads)")
     ("warmup", po::value(&c.warmup)->default_value(c.warmup), "untimed runs of each chain first")
-    ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each chain (median reported)")
-    ("json", po::value(&json), "write the result as JSON to this file")
-    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
-  try {
-    po::variables_map vm;
-    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
-      return EXIT_OK;
-    }
+    ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each chain (median reported)");
+  add_output_options(desc, json, markdown);
+  if (const auto done = parse_subcommand("cpu", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map&) {
     if (mod != "qpsk" && mod != "qam16") {
       throw std::invalid_argument("--mod must be qpsk or qam16, not '" + mod + "'");
     }
@@ -58,14 +53,12 @@ int run_cpu(const std::vector<std::string>& args, const std::string& command)
     if (c.symbols < 1 || c.nd < 1 || c.nd > profile::MAX_ND || c.repeats < 1 || c.warmup < 0 || c.taps < 1) {
       throw std::invalid_argument("--symbols, --nd (up to 1048575), --repeats and --taps must be at least 1, --warmup at least 0");
     }
-  } catch (const std::exception& e) {
-    std::cerr << "whd-bench cpu: " << e.what() << "\nTry 'whd-bench cpu --help'.\n";
-    return EXIT_USAGE;
+  })) {
+    return *done;
   }
   c.capture = capture;
-  c.commit = git_commit();
-  c.command = command;
-  return run_and_report([&](const auto& progress) { return rx_bench::run_cpu_bench(c, progress); }, json, markdown);
+  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return rx_bench::run_cpu_bench(cfg, progress); }, json,
+                        markdown);
 }
 
 } // namespace whd::bench_app

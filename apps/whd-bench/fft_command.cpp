@@ -73,8 +73,6 @@ int run_fft(const std::vector<std::string>& args, const std::string& command)
   po::options_description desc("whd-bench fft [options]");
   desc.add_options()("help,h", "show this help")(
       "tune", po::bool_switch(&o.tune), "time every variant first, keep the fastest per input type in the tune cache")(
-      "json", po::value(&o.json), "write the full result as JSON to this file")(
-      "markdown", po::value(&o.markdown), "write the report as Markdown to this file")(
       "batches", po::value(&o.batches)->default_value(o.batches),
       "log2 of the batch sizes: a range 10-20 or a list 10,16,20")(
       "repeats", po::value(&o.repeats)->default_value(o.repeats), "timed samples per measurement (median reported)")(
@@ -84,13 +82,10 @@ int run_fft(const std::vector<std::string>& args, const std::string& command)
       "per-scale", po::value(&o.per_scale)->default_value(o.per_scale), "int8 input: transforms per scale")(
       "seed", po::value(&o.seed)->default_value(o.seed), "seed of the random inputs")(
       "cache", po::value(&o.cache), "tune cache file (default: $WHD_FFT_TUNE_CACHE or ~/.cache/whd-rx/fft-tune.json)");
+  add_output_options(desc, o.json, o.markdown);
 
   fft::bench::fft_bench_config c;
-  try {
-    po::variables_map vm;
-    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
-      return EXIT_OK;
-    }
+  if (const auto done = parse_subcommand("fft", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map&) {
     c.log2_batches = parse_batches(o.batches);
     for (int k : c.log2_batches) {
       if (k < 0 || k > 24) {
@@ -101,9 +96,8 @@ int run_fft(const std::vector<std::string>& args, const std::string& command)
         o.tune_batch < 0 || o.tune_batch > 24) {
       throw std::invalid_argument("need batches, --repeats >= 1, --warmup >= 0, --sample-ms > 0, --per-scale >= 1");
     }
-  } catch (const std::exception& e) {
-    std::cerr << "whd-bench fft: " << e.what() << "\n" << desc << '\n';
-    return EXIT_USAGE;
+  })) {
+    return *done;
   }
   c.tune = o.tune;
   c.repeats = o.repeats;
@@ -113,29 +107,10 @@ int run_fft(const std::vector<std::string>& args, const std::string& command)
   c.nof_per_scale = o.per_scale;
   c.seed = o.seed;
   c.tune_cache = o.cache.empty() ? fft::tune_cache_path() : std::filesystem::path(o.cache);
-  c.commit = git_commit();
-  c.command = command;
-
-  auto log = spdlog::default_logger()->clone("whd-bench");
-  log->info("fft: batches {}, repeats {}, warmup {}, sample {} ms, tune {}, cache {}, seed {}", o.batches, c.repeats,
-            c.warmup, c.sample_ms, c.tune, c.tune_cache.string(), c.seed);
-  try {
-    const auto r = fft::bench::run_fft_bench(c, [&](std::string_view line) { log->info("{}", line); });
-    const std::string md = fft::bench::to_markdown(r);
-    if (!o.json.empty()) {
-      std::ofstream(o.json) << fft::bench::to_json(r) << '\n';
-      log->info("wrote {}", o.json);
-    }
-    if (!o.markdown.empty()) {
-      std::ofstream(o.markdown) << md;
-      log->info("wrote {}", o.markdown);
-    }
-    std::cout << md;
-  } catch (const std::exception& e) {
-    log->error("{}", e.what());
-    return EXIT_RUNTIME;
-  }
-  return EXIT_OK;
+  spdlog::default_logger()->clone("whd-bench")->info("fft: batches {}, repeats {}, warmup {}, sample {} ms, tune {}, cache {}, seed {}",
+                                                     o.batches, c.repeats, c.warmup, c.sample_ms, c.tune, c.tune_cache.string(), c.seed);
+  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return fft::bench::run_fft_bench(cfg, progress); }, o.json,
+                        o.markdown);
 }
 
 } // namespace whd::bench_app

@@ -42,14 +42,9 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
      "symbols per batch of the end-to-end region, one row each (default: whd-rx's)")
     ("e2e-threads", po::value(&c.e2e_threads)->multitoken()->value_name("N..."),
      "host threads (whd-rx -j) of the end-to-end region, an int8 row each on 1 and --gpus GPUs (default: every core)")
-    ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
-    ("json", po::value(&json), "write the result as JSON to this file")
-    ("markdown", po::value(&markdown), "write the report as Markdown to this file");
-  try {
-    po::variables_map vm;
-    if (!parse_command_line(po::command_line_parser(args).options(desc), desc, vm)) {
-      return EXIT_OK;
-    }
+    ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)");
+  add_output_options(desc, json, markdown);
+  if (const auto done = parse_subcommand("pipeline", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map& vm) {
     c.end_to_end = vm.count("no-end-to-end") == 0;
     if (std::find(c.e2e_batches.begin(), c.e2e_batches.end(), std::size_t(0)) != c.e2e_batches.end()) {
       throw std::invalid_argument("--e2e-batch must be at least 1");
@@ -60,15 +55,13 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     if (c.nof_frames < 1 || c.nd < 1 || c.symbols_per_batch < 1 || c.nof_streams < 1 || c.repeats < 1 || c.taps < 1) {
       throw std::invalid_argument("--frames, --nd, --batch, --streams, --repeats and --taps must be at least 1");
     }
-  } catch (const std::exception& e) {
-    std::cerr << "whd-bench pipeline: " << e.what() << "\nTry 'whd-bench pipeline --help'.\n";
-    return EXIT_USAGE;
+  })) {
+    return *done;
   }
   c.capture = capture;
   c.payload = payload;
-  c.commit = git_commit();
-  c.command = command;
-  return run_and_report([&](const auto& progress) { return rx_bench::run_pipeline_bench(c, progress); }, json, markdown);
+  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return rx_bench::run_pipeline_bench(cfg, progress); }, json,
+                        markdown);
 }
 
 } // namespace whd::bench_app
