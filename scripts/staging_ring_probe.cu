@@ -1,0 +1,161 @@
+// Staging-ring probe: can a capture in the page cache reach N GPUs faster than the
+// host's packing copy allows, if each thread preads whole spans (guards and all) into
+// a small pinned ring that stays in the host's last-level cache, and the copy engine
+// reads them from there? Then host memory sees the page cache's bytes once, not three
+// times (read, packed write, DMA read). Each thread owns a stream on GPU t mod G and
+// `slots` pinned buffers of `chunk` KiB; it waits for a slot's previous copy, preads
+// the next chunk of the file into it and sends it. Beside it, the same with a ring as
+// large as the file's share (no reuse: every line goes to DRAM), the packing path's
+// shape. Prints GB/s of file bytes moved and ns per 1152-byte ci8 symbol.
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/staging_ring_probe.cu -o staging_ring_probe
+// Usage: staging_ring_probe FILE GPUS [passes]
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#define CHECK(x)                                                                                    \
+  do {                                                                                              \
+    cudaError_t e_ = (x);                                                                           \
+    if (e_ != cudaSuccess) {                                                                        \
+      std::fprintf(stderr, "%s failed: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);     \
+      std::exit(1);                                                                                 \
+    }                                                                                               \
+  } while (0)
+
+static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct lane {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::vector<cudaEvent_t> done;
+  char* host = nullptr; // slots * chunk bytes, pinned
+  char* dev = nullptr;  // slots * chunk bytes
+};
+
+/// One configuration: `threads` lanes, each with `slots` pinned chunks of `chunk` bytes.
+/// Returns the median seconds of `passes` passes over the whole file.
+static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::size_t chunk, int slots, int passes)
+{
+  std::vector<lane> lanes(threads);
+  for (int t = 0; t < threads; ++t) {
+    lane& l = lanes[t];
+    l.device = t % gpus;
+    CHECK(cudaSetDevice(l.device));
+    CHECK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
+    l.done.resize(slots);
+    for (auto& e : l.done) {
+      CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+    CHECK(cudaHostAlloc(reinterpret_cast<void**>(&l.host), chunk * slots, cudaHostAllocPortable));
+    CHECK(cudaMalloc(reinterpret_cast<void**>(&l.dev), chunk * slots));
+  }
+  const std::size_t nof_chunks = (file_bytes + chunk - 1) / chunk;
+  std::vector<double> t_pass;
+  for (int pass = 0; pass <= passes; ++pass) {
+    std::atomic<std::size_t> next{0};
+    const double t0 = now();
+    {
+      std::vector<std::thread> workers;
+      for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+          lane& l = lanes[t];
+          CHECK(cudaSetDevice(l.device));
+          for (std::size_t i = 0;; ++i) {
+            const std::size_t k = next.fetch_add(1);
+            if (k >= nof_chunks) {
+              break;
+            }
+            const int s = static_cast<int>(i % static_cast<std::size_t>(slots));
+            CHECK(cudaEventSynchronize(l.done[s]));
+            char* h = l.host + static_cast<std::size_t>(s) * chunk;
+            const std::size_t off = k * chunk, want = std::min(chunk, file_bytes - off);
+            std::size_t got = 0;
+            while (got < want) {
+              const ssize_t n = ::pread(fd, h + got, want - got, static_cast<off_t>(off + got));
+              if (n <= 0) {
+                std::perror("pread");
+                std::exit(1);
+              }
+              got += static_cast<std::size_t>(n);
+            }
+            CHECK(cudaMemcpyAsync(l.dev + static_cast<std::size_t>(s) * chunk, h, want, cudaMemcpyHostToDevice, l.stream));
+            CHECK(cudaEventRecord(l.done[s], l.stream));
+          }
+          CHECK(cudaStreamSynchronize(l.stream));
+        });
+      }
+      for (auto& w : workers) {
+        w.join();
+      }
+    }
+    if (pass > 0) { // pass 0 warms up
+      t_pass.push_back(now() - t0);
+    }
+  }
+  for (lane& l : lanes) {
+    CHECK(cudaSetDevice(l.device));
+    for (auto& e : l.done) {
+      CHECK(cudaEventDestroy(e));
+    }
+    CHECK(cudaStreamDestroy(l.stream));
+    CHECK(cudaFreeHost(l.host));
+    CHECK(cudaFree(l.dev));
+  }
+  std::sort(t_pass.begin(), t_pass.end());
+  return t_pass[t_pass.size() / 2];
+}
+
+int main(int argc, char** argv)
+{
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s FILE GPUS [passes]\n", argv[0]);
+    return 2;
+  }
+  const int fd = ::open(argv[1], O_RDONLY);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    std::perror(argv[1]);
+    return 1;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(st.st_size);
+  const int gpus = std::atoi(argv[2]);
+  const int passes = argc > 3 ? std::atoi(argv[3]) : 5;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  std::printf("file %.2f GB, %d GPU(s), %d host threads, median of %d passes\n", double(bytes) / 1e9, gpus, cores, passes);
+  std::printf("%-44s %10s %10s %14s\n", "threads x slots x chunk", "ms", "GB/s", "ns/1152 B");
+  struct cfg {
+    int threads;
+    int slots;
+    std::size_t chunk;
+  };
+  std::vector<cfg> cfgs;
+  for (int threads : {cores / 2, cores}) {
+    for (std::size_t kib : {128, 512, 2048}) {
+      cfgs.push_back({threads, 2, kib << 10});
+      cfgs.push_back({threads, 4, kib << 10});
+    }
+  }
+  // No reuse: each thread's ring as large as its share of the file (the packing path's DRAM traffic).
+  cfgs.push_back({cores, 0, 2048 << 10});
+  for (cfg c : cfgs) {
+    int slots = c.slots;
+    if (slots == 0) {
+      slots = static_cast<int>((bytes / static_cast<std::size_t>(c.threads) + c.chunk - 1) / c.chunk) + 1;
+    }
+    const double s = run(fd, bytes, gpus, c.threads, c.chunk, slots, passes);
+    char what[64];
+    std::snprintf(what, sizeof what, "%d x %d x %zu KiB%s", c.threads, slots, c.chunk >> 10, c.slots == 0 ? " (no reuse)" : "");
+    std::printf("%-44s %10.2f %10.2f %14.2f\n", what, s * 1e3, double(bytes) / s / 1e9, s * 1e9 / (double(bytes) / 1152.0));
+    std::fflush(stdout);
+  }
+  return 0;
+}
