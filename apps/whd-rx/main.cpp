@@ -201,41 +201,6 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   return o;
 }
 
-/// Payload file written as frames are decoded.
-class file_sink final : public bb::payload_sink {
-public:
-  explicit file_sink(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb"))
-  {
-    if (f_ == nullptr) {
-      throw std::runtime_error("cannot create payload file '" + path + "': " + std::strerror(errno));
-    }
-  }
-  ~file_sink() override
-  {
-    if (f_ != nullptr) {
-      std::fclose(f_);
-    }
-  }
-  void write(std::span<const uint8_t> bytes) override
-  {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
-      throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(errno));
-    }
-  }
-  void close()
-  {
-    const int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0) {
-      throw std::runtime_error("cannot finish payload file '" + path_ + "': " + std::strerror(errno));
-    }
-  }
-
-private:
-  std::string path_;
-  std::FILE* f_;
-};
-
 /// Forwards the payload to the file and to the --truth comparison, each if any
 /// (neither keeps it: memory stays bounded for any capture size). With both, a
 /// large write goes to the two at once, on this thread and one other: on a 40 GB
@@ -435,9 +400,9 @@ int run(const options& o)
             o.payload.empty() ? std::string("no") : "'" + o.payload + "'", o.report == "-" ? "stdout" : "'" + o.report + "'");
 
   catch_stop_signals(); // both backends read rx_config::stop between frames
-  std::unique_ptr<file_sink> file;
+  std::unique_ptr<bb::payload_file_sink> file;
   if (!o.payload.empty()) {
-    file = std::make_unique<file_sink>(o.payload);
+    file = std::make_unique<bb::payload_file_sink>(o.payload);
   }
   tee_sink sink(file.get(), checker.get());
   const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));

@@ -25,43 +25,6 @@ namespace bb = baseband;
 namespace tr = transport;
 using steady = std::chrono::steady_clock;
 
-/// Payload file written as the receiver delivers it (the end-to-end region ends when it is closed).
-class file_sink final : public bb::payload_sink {
-public:
-  explicit file_sink(const std::filesystem::path& path) : path_(path), f_(std::fopen(path.c_str(), "wb"))
-  {
-    if (f_ == nullptr) {
-      throw std::runtime_error("cannot create " + path.string() + ": " + std::strerror(errno));
-    }
-  }
-  ~file_sink() override
-  {
-    if (f_ != nullptr) {
-      std::fclose(f_);
-    }
-  }
-  file_sink(const file_sink&) = delete;
-  file_sink& operator=(const file_sink&) = delete;
-  void write(std::span<const uint8_t> bytes) override
-  {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
-      throw std::runtime_error("cannot write " + path_.string());
-    }
-  }
-  void close()
-  {
-    const int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0) {
-      throw std::runtime_error("cannot finish " + path_.string());
-    }
-  }
-
-private:
-  std::filesystem::path path_;
-  std::FILE* f_;
-};
-
 struct backend_subject {
   std::string name;
   bool gpu = false;
@@ -144,7 +107,7 @@ compare_bench_result run_compare_bench(const compare_bench_config& cfg, const st
         } else {
           rx = bb::make_cpu_receiver(rxc);
         }
-        file_sink sink(s.out);
+        bb::payload_file_sink sink(s.out.string());
         const auto res = rx->run(rd, sink);
         sink.close();
         if (res.data_symbols != r.data_symbols) {

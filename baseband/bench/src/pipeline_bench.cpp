@@ -75,34 +75,6 @@ uint64_t bit_diff(const uint8_t* a, std::size_t na, const std::vector<uint8_t>& 
   return n + 8 * (std::max(na, b.size()) - m);
 }
 
-/// Payload file written as the receiver delivers it.
-class file_sink final : public bb::payload_sink {
-public:
-  explicit file_sink(const std::string& path) : f_(std::fopen(path.c_str(), "wb"))
-  {
-    if (f_ == nullptr) {
-      throw std::runtime_error("cannot create " + path);
-    }
-  }
-  ~file_sink() override { close(); }
-  void write(std::span<const uint8_t> bytes) override
-  {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
-      throw std::runtime_error("payload write failed");
-    }
-  }
-  void close()
-  {
-    if (f_ != nullptr) {
-      std::fclose(f_);
-      f_ = nullptr;
-    }
-  }
-
-private:
-  std::FILE* f_;
-};
-
 std::vector<uint8_t> read_file(const std::string& path)
 {
   std::ifstream f(path, std::ios::binary);
@@ -542,7 +514,7 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
         const auto t0 = steady::now();
         const auto info2 = tr::open_capture(base + ".sigmf-meta");
         tr::capture_reader rd(info2);
-        file_sink sink(out_path);
+        bb::payload_file_sink sink(out_path);
         const auto res = rx->run(rd, sink);
         sink.close();
         if (rep < 0) {

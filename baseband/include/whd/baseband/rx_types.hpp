@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <span>
 #include <string>
@@ -139,6 +140,27 @@ public:
 
 private:
   std::vector<uint8_t> bytes_;
+};
+
+/// The payload written to a file as it is delivered (whd-rx -o, the benches'
+/// end-to-end regions). Errors name the file and the system's reason.
+class payload_file_sink final : public payload_sink {
+public:
+  /// @throws std::runtime_error when the file cannot be created
+  explicit payload_file_sink(const std::string& path);
+  ~payload_file_sink() override;
+  payload_file_sink(const payload_file_sink&) = delete;
+  payload_file_sink& operator=(const payload_file_sink&) = delete;
+  /// @throws std::runtime_error when the bytes cannot be written (or after close)
+  void write(std::span<const uint8_t> bytes) override;
+  /// Flushes and closes the file; a second call does nothing. Errors the buffered
+  /// writes meet only now (a full disk) are thrown here, not lost in a destructor.
+  /// @throws std::runtime_error when the file cannot be finished
+  void close();
+
+private:
+  std::string path_;
+  std::FILE* f_;
 };
 
 /// Progress callback: samples consumed so far, total samples.

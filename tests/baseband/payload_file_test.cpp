@@ -1,0 +1,95 @@
+// The payload file sink (whd-rx -o, the benches' end-to-end regions): the bytes
+// written in pieces come back whole, and every failure names the file and is
+// raised where the caller can hear it, a full disk included.
+#include <whd/baseband/rx_types.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace bb = whd::baseband;
+namespace fs = std::filesystem;
+
+std::vector<uint8_t> read_all(const fs::path& p)
+{
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+/// The message of what `f` throws as std::runtime_error ("" when it throws nothing).
+template <class F>
+std::string thrown(F&& f)
+{
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(payload_file_sink, pieces_of_every_size_come_back_whole)
+{
+  const fs::path path = fs::path(testing::TempDir()) / "payload_file_sink_pieces.bin";
+  std::mt19937 g(4100);
+  std::vector<uint8_t> bytes(3 << 20);
+  for (auto& b : bytes) {
+    b = static_cast<uint8_t>(g());
+  }
+  {
+    bb::payload_file_sink sink(path.string());
+    std::size_t at = 0;
+    for (std::size_t n = 0; at < bytes.size(); n = (n * 7 + 1) % 300000) { // empty, tiny and large pieces
+      const std::size_t k = std::min(n, bytes.size() - at);
+      sink.write(std::span<const uint8_t>(bytes.data() + at, k));
+      at += k;
+    }
+    sink.close();
+    sink.close(); // a second close does nothing
+  }
+  EXPECT_EQ(read_all(path), bytes);
+  fs::remove(path);
+}
+
+TEST(payload_file_sink, a_file_that_cannot_be_made_is_named)
+{
+  const std::string path = (fs::path(testing::TempDir()) / "no_such_dir" / "payload.bin").string();
+  const std::string what = thrown([&] { bb::payload_file_sink sink(path); });
+  EXPECT_NE(what.find(path), std::string::npos) << what;
+  EXPECT_NE(what.find("No such file or directory"), std::string::npos) << what;
+}
+
+TEST(payload_file_sink, a_full_disk_is_heard_at_the_latest_on_close)
+{
+  if (!fs::exists("/dev/full")) {
+    GTEST_SKIP() << "no /dev/full on this system";
+  }
+  bb::payload_file_sink sink("/dev/full");
+  const std::vector<uint8_t> bytes(100, 0x5A); // small enough to sit in the stdio buffer
+  std::string what = thrown([&] { sink.write(bytes); });
+  if (what.empty()) {
+    what = thrown([&] { sink.close(); });
+  }
+  EXPECT_NE(what.find("/dev/full"), std::string::npos) << what;
+  EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
+}
+
+TEST(payload_file_sink, writing_after_close_is_an_error)
+{
+  const fs::path path = fs::path(testing::TempDir()) / "payload_file_sink_closed.bin";
+  bb::payload_file_sink sink(path.string());
+  sink.close();
+  const std::vector<uint8_t> bytes(8, 1);
+  EXPECT_NE(thrown([&] { sink.write(bytes); }).find(path.string()), std::string::npos);
+  fs::remove(path);
+}
+
+} // namespace
