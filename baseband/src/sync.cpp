@@ -235,16 +235,6 @@ std::optional<detection> detector::next(const transport::sample_source& src, uin
   const uint64_t total = src.size();
   stopped_ = false;
   std::vector<block_result> results(scratch_.size());
-  // A filter may read ahead of its calls: that stops when this scan returns or throws.
-  struct settle_filter {
-    block_filter* f;
-    ~settle_filter()
-    {
-      if (f != nullptr) {
-        f->settle();
-      }
-    }
-  } settle{filter_};
   // Blocks scanned at once: one right after a frame (the next is often near),
   // doubling while nothing is found.
   std::size_t ahead = 1;

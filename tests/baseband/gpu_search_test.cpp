@@ -2,7 +2,7 @@
 // with it, the detector finds exactly what the host scan alone finds (position,
 // metric and CFO bit for bit), and the GPU receiver exactly the same frames and
 // payload. Captures of ci8 and ci16 with noise between frames long enough for
-// several of the filter's runs of blocks (read ahead of the calls), frames at low
+// several of the filter's runs of blocks, frames at low
 // SNR (metrics near the threshold) and a frame close to the end (the last, short
 // block).
 #include <whd/baseband/generator_files.hpp>
@@ -32,9 +32,8 @@ bb::output_summary write(const std::filesystem::path& base, whd::datatype type, 
   cfg.nds = {4, 30};
   cfg.nof_frames = 4;
   // 36 M samples of noise first (more than two runs of the filter's 256 blocks of
-  // 65536: the second and third are read ahead while the host looks at the one
-  // before), then frames 5 M apart (each found inside a run, whose read-ahead
-  // successor is then dropped), the last close to the end.
+  // 65536, the third a partial one), then frames 5 M apart (each found inside a
+  // run), the last close to the end.
   cfg.lead_samples = 36000001;
   cfg.gap_samples = 5000003;
   cfg.tail_samples = 1500;

@@ -68,10 +68,6 @@ public:
   /// or ci16 capture file and holds its positions n < BLOCK with base + k * BLOCK +
   /// n + L + N <= src.size(); maybe[k] = 0 clears it, 1 leaves it to the scan.
   virtual void mark(const transport::capture_reader& src, uint64_t base, std::span<uint8_t> maybe) = 0;
-  /// The scan that called mark() is over (the detector returns): whatever the filter
-  /// reads ahead of the calls, on its own threads, is stopped before this returns,
-  /// so the source may go away.
-  virtual void settle() {}
 };
 
 /// Lag-576 detector over a source, block by block. Each block is read and summed
