@@ -6,9 +6,12 @@
 // `slots` pinned buffers of `chunk` KiB; it waits for a slot's previous copy, preads
 // the next chunk of the file into it and sends it. Beside it, the same with a ring as
 // large as the file's share (no reuse: every line goes to DRAM), the packing path's
-// shape. Prints GB/s of file bytes moved and ns per 1152-byte ci8 symbol.
+// shape. "pack": the receiver's packing instead of raw spans: 72 KiB spans pread into
+// a per-thread buffer, then each symbol's 1024-byte window (of 1152) copied with plain
+// stores into the ring slot, which is sent: the link carries windows only.
+// Prints GB/s of file bytes moved and ns per 1152-byte ci8 symbol.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/staging_ring_probe.cu -o staging_ring_probe
-// Usage: staging_ring_probe FILE GPUS [passes]
+// Usage: staging_ring_probe FILE GPUS [passes [pack]]   (pack: the packing rows only)
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,7 +22,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
+#include <string>
 #include <vector>
 
 #define CHECK(x)                                                                                    \
@@ -43,8 +48,11 @@ struct lane {
 
 /// One configuration: `threads` lanes, each with `slots` pinned chunks of `chunk` bytes.
 /// Returns the median seconds of `passes` passes over the whole file.
-static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::size_t chunk, int slots, int passes)
+static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::size_t chunk, int slots, int passes, bool pack)
 {
+  constexpr std::size_t SYM = 1152, WIN = 1024, SPAN = 64 * SYM;
+  // pack: a chunk of the file is chunk / WIN symbols, sent as chunk bytes of windows.
+  const std::size_t file_chunk = pack ? chunk / WIN * SYM : chunk;
   std::vector<lane> lanes(threads);
   for (int t = 0; t < threads; ++t) {
     lane& l = lanes[t];
@@ -58,7 +66,7 @@ static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::si
     CHECK(cudaHostAlloc(reinterpret_cast<void**>(&l.host), chunk * slots, cudaHostAllocPortable));
     CHECK(cudaMalloc(reinterpret_cast<void**>(&l.dev), chunk * slots));
   }
-  const std::size_t nof_chunks = (file_bytes + chunk - 1) / chunk;
+  const std::size_t nof_chunks = pack ? file_bytes / file_chunk : (file_bytes + chunk - 1) / chunk;
   std::vector<double> t_pass;
   for (int pass = 0; pass <= passes; ++pass) {
     std::atomic<std::size_t> next{0};
@@ -77,15 +85,29 @@ static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::si
             const int s = static_cast<int>(i % static_cast<std::size_t>(slots));
             CHECK(cudaEventSynchronize(l.done[s]));
             char* h = l.host + static_cast<std::size_t>(s) * chunk;
-            const std::size_t off = k * chunk, want = std::min(chunk, file_bytes - off);
-            std::size_t got = 0;
-            while (got < want) {
-              const ssize_t n = ::pread(fd, h + got, want - got, static_cast<off_t>(off + got));
-              if (n <= 0) {
-                std::perror("pread");
-                std::exit(1);
+            const std::size_t off = k * file_chunk, want = pack ? chunk : std::min(chunk, file_bytes - off);
+            const auto read_at = [&](char* dst, std::size_t bytes, std::size_t at) {
+              std::size_t got = 0;
+              while (got < bytes) {
+                const ssize_t n = ::pread(fd, dst + got, bytes - got, static_cast<off_t>(at + got));
+                if (n <= 0) {
+                  std::perror("pread");
+                  std::exit(1);
+                }
+                got += static_cast<std::size_t>(n);
               }
-              got += static_cast<std::size_t>(n);
+            };
+            if (pack) {
+              thread_local std::vector<char> staging(SPAN);
+              for (std::size_t a = 0; a < file_chunk; a += SPAN) {
+                const std::size_t span = std::min(SPAN, file_chunk - a);
+                read_at(staging.data(), span, off + a);
+                for (std::size_t w = 0; w < span / SYM; ++w) {
+                  std::memcpy(h + (a / SYM + w) * WIN, staging.data() + w * SYM + (SYM - WIN), WIN);
+                }
+              }
+            } else {
+              read_at(h, want, off);
             }
             CHECK(cudaMemcpyAsync(l.dev + static_cast<std::size_t>(s) * chunk, h, want, cudaMemcpyHostToDevice, l.stream));
             CHECK(cudaEventRecord(l.done[s], l.stream));
@@ -136,24 +158,32 @@ int main(int argc, char** argv)
     int threads;
     int slots;
     std::size_t chunk;
+    bool pack;
   };
   std::vector<cfg> cfgs;
-  for (int threads : {cores / 2, cores}) {
-    for (std::size_t kib : {128, 512, 2048}) {
-      cfgs.push_back({threads, 2, kib << 10});
-      cfgs.push_back({threads, 4, kib << 10});
+  const bool pack_only = argc > 4 && std::string(argv[4]) == "pack";
+  for (bool pack : {false, true}) {
+    if (pack_only && !pack) {
+      continue;
     }
+    for (int threads : {cores / 2, cores}) {
+      for (std::size_t kib : {512, 1024, 2048}) {
+        cfgs.push_back({threads, 2, kib << 10, pack});
+        cfgs.push_back({threads, 4, kib << 10, pack});
+      }
+    }
+    // No reuse: each thread's ring as large as its share of the file (the packing path's DRAM traffic).
+    cfgs.push_back({cores, 0, 2048 << 10, pack});
   }
-  // No reuse: each thread's ring as large as its share of the file (the packing path's DRAM traffic).
-  cfgs.push_back({cores, 0, 2048 << 10});
   for (cfg c : cfgs) {
     int slots = c.slots;
     if (slots == 0) {
       slots = static_cast<int>((bytes / static_cast<std::size_t>(c.threads) + c.chunk - 1) / c.chunk) + 1;
     }
-    const double s = run(fd, bytes, gpus, c.threads, c.chunk, slots, passes);
+    const double s = run(fd, bytes, gpus, c.threads, c.chunk, slots, passes, c.pack);
     char what[64];
-    std::snprintf(what, sizeof what, "%d x %d x %zu KiB%s", c.threads, slots, c.chunk >> 10, c.slots == 0 ? " (no reuse)" : "");
+    std::snprintf(what, sizeof what, "%s%d x %d x %zu KiB%s", c.pack ? "pack " : "", c.threads, slots, c.chunk >> 10,
+                  c.slots == 0 ? " (no reuse)" : "");
     std::printf("%-44s %10.2f %10.2f %14.2f\n", what, s * 1e3, double(bytes) / s / 1e9, s * 1e9 / (double(bytes) / 1152.0));
     std::fflush(stdout);
   }
