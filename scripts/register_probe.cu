@@ -5,6 +5,8 @@
 // same 2D copy and a contiguous copy from pinned memory.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/register_probe.cu -o register_probe
 // Usage: register_probe FILE [piece MiB]
+#include "probe_util.hpp"
+
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -17,20 +19,6 @@
 #include <cstring>
 #include <thread>
 #include <vector>
-
-#define CHECK(x)                                                                                    \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s failed: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);     \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
-
-static double now()
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int main(int argc, char** argv)
 {

@@ -12,6 +12,8 @@
 // Prints GB/s of file bytes moved and ns per 1152-byte ci8 symbol.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/staging_ring_probe.cu -o staging_ring_probe
 // Usage: staging_ring_probe FILE GPUS [passes [pack]]   (pack: the packing rows only)
+#include "probe_util.hpp"
+
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,17 +28,6 @@
 #include <thread>
 #include <string>
 #include <vector>
-
-#define CHECK(x)                                                                                    \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s failed: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);     \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
-
-static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 struct lane {
   int device = 0;
