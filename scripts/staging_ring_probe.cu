@@ -10,8 +10,9 @@
 // a per-thread buffer, then each symbol's 1024-byte window (of 1152) copied with plain
 // stores into the ring slot, which is sent: the link carries windows only.
 // Prints GB/s of file bytes moved and ns per 1152-byte ci8 symbol.
-// Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/staging_ring_probe.cu -o staging_ring_probe
-// Usage: staging_ring_probe FILE GPUS [passes [pack]]   (pack: the packing rows only)
+// Build: nvcc -O2 -std=c++20 -arch=sm_90 scripts/staging_ring_probe.cu -o staging_ring_probe
+// Usage: staging_ring_probe FILE GPUS [passes [pack|rounds]]   (pack: the packing rows only;
+// rounds: packing with and without the threads meeting after every round of chunks)
 #include "probe_util.hpp"
 
 #include <cuda_runtime.h>
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +41,8 @@ struct lane {
 
 /// One configuration: `threads` lanes, each with `slots` pinned chunks of `chunk` bytes.
 /// Returns the median seconds of `passes` passes over the whole file.
-static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::size_t chunk, int slots, int passes, bool pack)
+static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::size_t chunk, int slots, int passes, bool pack,
+                  bool rounds = false)
 {
   constexpr std::size_t SYM = 1152, WIN = 1024, SPAN = 64 * SYM;
   // pack: a chunk of the file is chunk / WIN symbols, sent as chunk bytes of windows.
@@ -61,6 +64,7 @@ static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::si
   std::vector<double> t_pass;
   for (int pass = 0; pass <= passes; ++pass) {
     std::atomic<std::size_t> next{0};
+    std::barrier round_end(threads); // rounds: every thread one chunk, then all meet (the receiver's batches)
     const double t0 = now();
     {
       std::vector<std::thread> workers;
@@ -69,8 +73,11 @@ static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::si
           lane& l = lanes[t];
           CHECK(cudaSetDevice(l.device));
           for (std::size_t i = 0;; ++i) {
-            const std::size_t k = next.fetch_add(1);
+            const std::size_t k = rounds ? i * static_cast<std::size_t>(threads) + static_cast<std::size_t>(t) : next.fetch_add(1);
             if (k >= nof_chunks) {
+              if (rounds) {
+                round_end.arrive_and_drop();
+              }
               break;
             }
             const int s = static_cast<int>(i % static_cast<std::size_t>(slots));
@@ -102,6 +109,9 @@ static double run(int fd, std::size_t file_bytes, int gpus, int threads, std::si
             }
             CHECK(cudaMemcpyAsync(l.dev + static_cast<std::size_t>(s) * chunk, h, want, cudaMemcpyHostToDevice, l.stream));
             CHECK(cudaEventRecord(l.done[s], l.stream));
+            if (rounds) {
+              round_end.arrive_and_wait();
+            }
           }
           CHECK(cudaStreamSynchronize(l.stream));
         });
@@ -153,6 +163,19 @@ int main(int argc, char** argv)
   };
   std::vector<cfg> cfgs;
   const bool pack_only = argc > 4 && std::string(argv[4]) == "pack";
+  if (argc > 4 && std::string(argv[4]) == "rounds") {
+    // The receiver's shape: packed windows, 1 MiB slots, two a thread, with and
+    // without the threads meeting after every round of one chunk each.
+    for (bool rounds : {false, true}) {
+      for (int slots : {2, 4}) {
+        const double s = run(fd, bytes, gpus, cores, std::size_t(1) << 20, slots, passes, true, rounds);
+        std::printf("pack %d x %d x 1024 KiB%-22s %10.2f %10.2f %14.2f\n", cores, slots, rounds ? ", rounds" : "", s * 1e3,
+                    double(bytes) / s / 1e9, s * 1e9 / (double(bytes) / 1152.0));
+        std::fflush(stdout);
+      }
+    }
+    return 0;
+  }
   for (bool pack : {false, true}) {
     if (pack_only && !pack) {
       continue;
