@@ -18,7 +18,7 @@ cf32 derotation(double cycles)
 }
 
 /// liquid-dsp plan for the three preamble/header windows.
-struct frame_locator::plan {
+struct candidate_locator::plan {
   plan() : fft(fft_create_plan(p::N, in.data(), out.data(), LIQUID_FFT_FORWARD, 0)) {}
   ~plan() { fft_destroy_plan(fft); }
   plan(const plan&) = delete;
@@ -28,75 +28,156 @@ struct frame_locator::plan {
   fftplan fft;
 };
 
-frame_locator::frame_locator(const rx_config& cfg) : cfg_(cfg), det_(cfg), plan_(std::make_unique<plan>())
+std::unique_ptr<channel_smoother> make_channel_smoother(const rx_config& cfg)
 {
-  if (cfg.channel_taps > 0) {
-    // The first path sits timing_backoff samples into the FFT window.
-    smoother_ = std::make_unique<channel_smoother>(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps);
+  if (cfg.channel_taps <= 0) {
+    return nullptr;
   }
+  // The first path sits timing_backoff samples into the FFT window.
+  return std::make_unique<channel_smoother>(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps);
+}
+
+candidate_locator::candidate_locator(const rx_config& cfg, const channel_smoother* smoother)
+    : cfg_(cfg), smoother_(smoother), plan_(std::make_unique<plan>())
+{
+}
+candidate_locator::~candidate_locator() = default;
+
+located_candidate candidate_locator::locate(const transport::sample_source& src, const detection& d)
+{
+  constexpr uint64_t L = p::SYMBOL_LEN;
+  const uint64_t total = src.size();
+  located_candidate out;
+  const auto s = synchronize(src, d, cfg_);
+  if (!s) {
+    out.what = located_candidate::kind::no_preamble;
+    out.resume = d.coarse + L; // not a preamble (a tone, a DC offset) or the source ends: look past it
+    return out;
+  }
+  // Preamble and header windows.
+  std::vector<cf32> head(2 * L + p::N);
+  if (src.read(s->fft0, head) != head.size()) {
+    out.what = located_candidate::kind::cut_off;
+    out.resume = total;
+    return out;
+  }
+  // Non-finite samples in the three FFT windows are taken as 0 and counted.
+  uint64_t bad = 0;
+  for (uint64_t m = 0; m < 3; ++m) {
+    bad += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
+  }
+  std::array<std::array<cf32, p::N>, 3> y{};
+  for (uint64_t m = 0; m < 3; ++m) {
+    const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
+    for (int i = 0; i < p::N; ++i) {
+      plan_->in[std::size_t(i)] = head[m * L + std::size_t(i)] * (derotation(s->cfo_cps * i) * base);
+    }
+    fft_execute(plan_->fft);
+    y[m] = plan_->out;
+  }
+  const channel_estimate ch = estimate_channel(y[0].data(), y[1].data(), smoother_);
+  p::header_fields hdr;
+  const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
+  if (status != p::header_status::ok) {
+    out.what = located_candidate::kind::rejected;
+    out.failure = header_failure{s->start, status, bad};
+    out.resume = s->start + p::NOF_PREAMBLE_SYMBOLS * L;
+    return out;
+  }
+  located_frame f;
+  f.sync = *s;
+  f.channel = ch;
+  f.info.start = s->start;
+  f.info.mod = p::modulation(hdr.mod_field);
+  f.info.nd = hdr.nd;
+  f.info.seq = hdr.seq;
+  f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
+  f.info.snr_dB = ch.snr_dB;
+  f.info.bad_samples = bad;
+  // Data symbols present: those whose FFT window lies inside the capture. The
+  // window ends timing_backoff samples before the symbol as located, so a symbol
+  // whose first path was located a sample or two late, or whose last few samples
+  // (which the window does not use) are missing, is still decoded whole.
+  const uint64_t first_end = fft_window(*s, p::FIRST_DATA_SYMBOL) + p::N;
+  const uint64_t avail = total >= first_end ? (total - first_end) / L + 1 : 0;
+  f.info.symbols = uint32_t(std::min<uint64_t>(hdr.nd, avail));
+  f.info.truncated = f.info.symbols < hdr.nd;
+  // Go on half a guard before the frame's end: the coarse point of a preamble that
+  // follows back to back lies on its plateau, after its first sample.
+  out.what = located_candidate::kind::frame;
+  out.resume = f.info.truncated ? total : s->start + (p::FIRST_DATA_SYMBOL + uint64_t(hdr.nd)) * L - p::G / 2;
+  out.frame = std::move(f);
+  return out;
+}
+
+bool frame_walk::take(const detection&, const located_candidate& c)
+{
+  switch (c.what) {
+  case located_candidate::kind::no_preamble: pos_ = c.resume; return false;
+  case located_candidate::kind::cut_off: ended_ = true; return false;
+  case located_candidate::kind::rejected:
+  case located_candidate::kind::frame: pos_ = c.resume; return true;
+  }
+  return false;
+}
+
+frame_locator::frame_locator(const rx_config& cfg)
+    : cfg_(cfg), search_(cfg), smoother_(make_channel_smoother(cfg)), locator_(cfg, smoother_.get())
+{
 }
 frame_locator::~frame_locator() = default;
 
 std::optional<locator_event> frame_locator::next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress)
 {
   constexpr uint64_t L = p::SYMBOL_LEN;
-  const uint64_t total = src.size();
-  while (auto d = det_.next(src, pos, progress)) {
-    const auto s = synchronize(src, *d, cfg_);
-    if (!s) {
-      pos = d->coarse + L; // not a preamble (a tone, a DC offset) or the source ends: look past it
-      continue;
+  constexpr uint64_t BLOCK = candidate_search::BLOCK;
+  const uint64_t npos = candidate_search::nof_positions(src.size());
+  stopped_ = false;
+  frame_walk walk;
+  walk.advance_to(pos);
+  // A candidate whose coarse point is at pos opened its window at most L - 1 before.
+  uint64_t lo = pos >= L ? pos - (L - 1) : 0;
+  // Searched a block at a time right after a frame (the next is often near), then
+  // twice as many while nothing is found.
+  uint64_t span = BLOCK;
+  while (lo < npos) {
+    if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
+      stopped_ = true;
+      return std::nullopt;
     }
-    // Preamble and header windows.
-    std::vector<cf32> head(2 * L + p::N);
-    if (src.read(s->fft0, head) != head.size()) {
-      return std::nullopt; // the capture ends before the header is whole: nothing decodable
+    if (progress) {
+      progress(lo, src.size());
     }
-    // Non-finite samples in the three FFT windows are taken as 0 and counted.
-    uint64_t bad = 0;
-    for (uint64_t m = 0; m < 3; ++m) {
-      bad += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
+    uint64_t hi = 0;
+    if (lo >= cached_lo_ && lo < cached_hi_) {
+      hi = cached_hi_;
+    } else {
+      hi = std::min(npos, (lo / BLOCK + span / BLOCK) * BLOCK);
+      cached_ = search_.find(src, lo, hi);
+      cached_lo_ = lo;
+      cached_hi_ = hi;
+      span = std::min<uint64_t>(span * 2, 64 * BLOCK);
     }
-    std::array<std::array<cf32, p::N>, 3> y{};
-    for (uint64_t m = 0; m < 3; ++m) {
-      const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
-      for (int i = 0; i < p::N; ++i) {
-        plan_->in[std::size_t(i)] = head[m * L + std::size_t(i)] * (derotation(s->cfo_cps * i) * base);
+    for (const detection& d : cached_) {
+      if (d.window < lo || !walk.takes(d)) {
+        continue;
       }
-      fft_execute(plan_->fft);
-      y[m] = plan_->out;
+      const located_candidate c = locator_.locate(src, d);
+      if (walk.take(d, c)) {
+        locator_event ev;
+        ev.frame = c.frame;
+        ev.failure = c.failure;
+        ev.resume = walk.position();
+        return ev;
+      }
+      if (walk.ended()) {
+        return std::nullopt;
+      }
     }
-    locator_event ev;
-    const channel_estimate ch = estimate_channel(y[0].data(), y[1].data(), smoother_.get());
-    p::header_fields hdr;
-    const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
-    if (status != p::header_status::ok) {
-      ev.failure = header_failure{s->start, status, bad};
-      ev.resume = s->start + p::NOF_PREAMBLE_SYMBOLS * L;
-      return ev;
-    }
-    located_frame f;
-    f.sync = *s;
-    f.channel = ch;
-    f.info.start = s->start;
-    f.info.mod = p::modulation(hdr.mod_field);
-    f.info.nd = hdr.nd;
-    f.info.seq = hdr.seq;
-    f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
-    f.info.snr_dB = ch.snr_dB;
-    f.info.bad_samples = bad;
-    // Data symbols present: those whose FFT window lies inside the capture. The
-    // window ends timing_backoff samples before the symbol as located, so a symbol
-    // whose first path was located a sample or two late, or whose last few samples
-    // (which the window does not use) are missing, is still decoded whole.
-    const uint64_t first_end = fft_window(*s, p::FIRST_DATA_SYMBOL) + p::N;
-    const uint64_t avail = total >= first_end ? (total - first_end) / L + 1 : 0;
-    f.info.symbols = uint32_t(std::min<uint64_t>(hdr.nd, avail));
-    f.info.truncated = f.info.symbols < hdr.nd;
-    // Resume a little before the frame's end so a back-to-back preamble is whole.
-    ev.resume = f.info.truncated ? total : s->start + (p::FIRST_DATA_SYMBOL + uint64_t(hdr.nd)) * L - p::G / 4;
-    ev.frame = std::move(f);
-    return ev;
+    lo = hi;
+  }
+  if (progress) {
+    progress(src.size(), src.size());
   }
   return std::nullopt;
 }

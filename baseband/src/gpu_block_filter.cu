@@ -14,7 +14,7 @@ namespace whd::baseband {
 
 namespace {
 
-constexpr std::size_t BLOCK = detector::BLOCK;
+constexpr std::size_t BLOCK = candidate_search::BLOCK;
 constexpr int L = profile::SYMBOL_LEN;
 constexpr int W = profile::N;
 constexpr int THREADS = 128;
@@ -30,7 +30,7 @@ constexpr int TILE = THREADS * RUN<T>;
 template <typename T>
 constexpr int TILE_SAMPLES = TILE<T> + L + W - 1;
 /// Samples a call reads at most: its blocks and the last position's two windows.
-constexpr std::size_t MAX_SAMPLES = detector::FILTER_BLOCKS * BLOCK + L + W + L;
+constexpr std::size_t MAX_SAMPLES = candidate_search::FILTER_BLOCKS * BLOCK + L + W + L;
 
 /// Integer type of the window sums: exact for a window of W samples (ci8: every
 /// term is at most 2 * 128^2, a sum at most 2^24; ci16's need 64 bits).
@@ -132,15 +132,15 @@ public:
   {
     buf_.h_raw = cuda::pinned_buffer<std::byte>(MAX_SAMPLES * 4);
     buf_.d_raw = cuda::device_buffer<std::byte>(MAX_SAMPLES * 4);
-    buf_.h_flags = cuda::pinned_buffer<int>(detector::FILTER_BLOCKS);
-    buf_.d_flags = cuda::device_buffer<int>(detector::FILTER_BLOCKS);
+    buf_.h_flags = cuda::pinned_buffer<int>(candidate_search::FILTER_BLOCKS);
+    buf_.d_flags = cuda::device_buffer<int>(candidate_search::FILTER_BLOCKS);
   }
   gpu_block_filter(const gpu_block_filter&) = delete;
   gpu_block_filter& operator=(const gpu_block_filter&) = delete;
 
   void mark(const transport::capture_reader& src, uint64_t base, std::span<uint8_t> maybe) override
   {
-    const std::size_t n = std::min(maybe.size(), detector::FILTER_BLOCKS);
+    const std::size_t n = std::min(maybe.size(), candidate_search::FILTER_BLOCKS);
     if (!is_integer(src.info().type) || base >= src.size()) {
       return; // not ours to clear: every block stays
     }

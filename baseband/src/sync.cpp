@@ -3,6 +3,8 @@
 #include "host_pool.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -69,7 +71,7 @@ bool integer_samples(const transport::sample_source& src)
   return f != nullptr && is_integer(f->info().type);
 }
 
-constexpr std::size_t BLOCK = detector::BLOCK; // metric positions per block
+constexpr std::size_t BLOCK = candidate_search::BLOCK; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
 constexpr std::size_t W = p::N;
 
@@ -101,47 +103,71 @@ __attribute__((target_clones("avx2", "default"))) bool may_cross(const double* s
   }
   return maybe != 0;
 }
-// A block holds the positions searched for a crossing, one symbol more for the
-// argmax, and the two windows of the last position.
-constexpr std::size_t BLOCK_SAMPLES = BLOCK + L + W + L;
 } // namespace
 
-detector::detector(const rx_config& cfg)
+struct candidate_search::scratch {
+  std::vector<cf32> buf;
+  std::vector<double> sp_re, sp_im, se;
+};
+
+namespace {
+// A block's positions need their two windows: BLOCK + L + W - 1 samples.
+constexpr std::size_t BLOCK_SAMPLES = BLOCK + L + W - 1;
+
+/// P(n) summed in order over the window, double (the CFO of a candidate).
+std::pair<double, double> lag_product(const transport::sample_source& src, uint64_t n)
+{
+  std::array<cf32, W + L> r{};
+  src.read(n, r);
+  zero_non_finite(r);
+  double pre = 0.0, pim = 0.0;
+  for (std::size_t i = 0; i < W; ++i) {
+    const cf32 a = r[i], b = r[i + L];
+    pre += double(a.real()) * b.real() + double(a.imag()) * b.imag();
+    pim += double(a.real()) * b.imag() - double(a.imag()) * b.real();
+  }
+  return {pre, pim};
+}
+} // namespace
+
+candidate_search::candidate_search(const rx_config& cfg)
     : cfg_(cfg), pool_(std::make_unique<host_pool>(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency())))
 {
   scratch_.resize(pool_->size());
   for (auto& w : scratch_) {
-    w.buf.resize(BLOCK_SAMPLES);
-    w.sp_re.resize(BLOCK_SAMPLES + 1);
-    w.sp_im.resize(BLOCK_SAMPLES + 1);
-    w.se.resize(BLOCK_SAMPLES + 1);
+    w = std::make_unique<scratch>();
+    w->buf.resize(BLOCK_SAMPLES);
+    w->sp_re.resize(BLOCK_SAMPLES + 1);
+    w->sp_im.resize(BLOCK_SAMPLES + 1);
+    w->se.resize(BLOCK_SAMPLES + 1);
   }
 }
 
-detector::~detector() = default;
+candidate_search::~candidate_search() = default;
 
-detector::block_result detector::scan_block(const transport::sample_source& src, uint64_t base, scratch& w) const
+uint64_t candidate_search::nof_positions(uint64_t nof_samples) { return nof_samples >= L + W ? nof_samples - L - W + 1 : 0; }
+
+void candidate_search::scan_block(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, bool integer, scratch& w,
+                                  double* m, uint8_t* cross) const
 {
-  block_result out;
-  const std::size_t got = src.read(base, std::span<cf32>(w.buf.data(), BLOCK_SAMPLES));
-  out.last = got < BLOCK_SAMPLES;
-  // Positions whose two windows lie inside what was read.
-  if (got < L + W) {
-    out.last = true;
-    return out;
+  const uint64_t base = block * BLOCK;
+  const std::size_t want = nof_pos + L + W - 1;
+  const std::size_t got = src.read(base, std::span<cf32>(w.buf.data(), want));
+  if (got < want) {
+    // The source became shorter than its size said: nothing past it crosses.
+    std::fill(m, m + nof_pos, 0.0);
+    std::fill(cross, cross + nof_pos, uint8_t(0));
+    return;
   }
   // Integer samples (a ci8 or ci16 capture) make every term and prefix sum below an
   // integer under 2^53, exact in double whatever the order of the additions: their
   // sums may be reassociated, which breaks the chain of dependent additions. Other
-  // samples are summed in order, one after the other, as ever.
-  const bool integer = integer_samples(src);
+  // samples are summed in order, one after the other.
   if (!integer) {
     // A NaN would make every prefix sum after it NaN, and the metric of every
     // position of the block with it.
     zero_non_finite(std::span<cf32>(w.buf.data(), got));
   }
-  const std::size_t nof_pos = got - L - W + 1;
-  // Prefix sums in double: P terms conj(r[i]) r[i+L] and energies |r[i]|^2.
   double* sp_re = w.sp_re.data();
   double* sp_im = w.sp_im.data();
   double* se = w.se.data();
@@ -177,123 +203,105 @@ detector::block_result detector::scan_block(const transport::sample_source& src,
     sp_im[i + 1] = sp_im[i] + double(a.real()) * b.imag() - double(a.imag()) * b.real();
     se[i + 1] = se[i] + double(a.real()) * a.real() + double(a.imag()) * a.imag();
   }
-  auto metric = [&](std::size_t n, double& pre, double& pim) {
-    pre = sp_re[n + W] - sp_re[n];
-    pim = sp_im[n + W] - sp_im[n];
-    const double r1 = se[n + W] - se[n];
-    const double r2 = se[n + L + W] - se[n + L];
-    const double den = r1 * r2;
-    return den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
-  };
   // A position whose |P|^2 is at most half the threshold times the energies has a
   // metric at most the threshold whatever the rounding, without the division. Runs
   // of positions are cleared that way (a loop that vectorises); only a run holding
-  // a position that may cross is scanned with the metric itself.
-  const double half_thr = 0.5 * double(cfg_.detect_threshold);
+  // a position that may cross gets the metric itself. A cleared position's M is
+  // stored as 0: it cannot be the maximum of a window that opens on a crossing.
+  const double thr = double(cfg_.detect_threshold);
+  const double half_thr = 0.5 * thr;
   const bool clear_runs = cfg_.detect_threshold >= 0.0f;
   constexpr std::size_t RUN = 64;
-  const std::size_t search_end = std::min(nof_pos, BLOCK);
-  for (std::size_t n0 = 0; n0 < search_end; n0 += RUN) {
-    const std::size_t n1 = std::min(search_end, n0 + RUN);
-    if (clear_runs) {
-      if (!may_cross(sp_re, sp_im, se, n0, n1, half_thr)) {
-        continue;
-      }
-    }
-    for (std::size_t n = n0; n < n1; ++n) {
-      double pre, pim;
-      if (metric(n, pre, pim) <= cfg_.detect_threshold) {
-        continue;
-      }
-      // The maximum over one symbol from the crossing (first maximum on ties).
-      const std::size_t last = std::min(n + L, nof_pos);
-      std::size_t best = n;
-      double best_m = -1.0, best_re = 0.0, best_im = 0.0;
-      for (std::size_t k = n; k < last; ++k) {
-        double kre, kim;
-        const double m = metric(k, kre, kim);
-        if (m > best_m) {
-          best_m = m;
-          best = k;
-          best_re = kre;
-          best_im = kim;
-        }
-      }
-      detection d;
-      d.coarse = base + best;
-      d.metric = float(best_m);
-      d.cfo_cps = std::atan2(best_im, best_re) / (2.0 * std::numbers::pi * double(L));
-      out.found = d;
-      return out;
-    }
-  }
-  return out;
-}
-
-std::optional<detection> detector::next(const transport::sample_source& src, uint64_t from, const progress_fn& progress)
-{
-  const uint64_t total = src.size();
-  stopped_ = false;
-  std::vector<block_result> results(scratch_.size());
-  // Blocks scanned at once: one right after a frame (the next is often near),
-  // doubling while nothing is found.
-  std::size_t ahead = 1;
-  for (uint64_t base = from; base + L + W <= total;) {
-    if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
-      stopped_ = true;
-      return std::nullopt;
-    }
-    if (progress) {
-      progress(base, total);
-    }
-    // Blocks base, base + BLOCK, ... that can hold a position.
-    const uint64_t left = (total - L - W - base) / BLOCK + 1;
-    // Deep in a silence (scanning ahead at full width), a filter clears the blocks
-    // that cannot cross; the others are scanned in order as below.
-    const auto* file = dynamic_cast<const transport::capture_reader*>(&src);
-    if (filter_ != nullptr && file != nullptr && integer_samples(src) && ahead == scratch_.size()) {
-      const auto n = std::size_t(std::min<uint64_t>(FILTER_BLOCKS, left));
-      std::vector<uint8_t> maybe(n, 1);
-      filter_->mark(*file, base, maybe);
-      bool ended = false;
-      for (std::size_t i = 0; i < n && !ended; ++i) {
-        const uint64_t b = base + uint64_t(i) * BLOCK;
-        // The source ends inside this block: no block follows (as scan_block says).
-        ended = b + BLOCK_SAMPLES > total;
-        if (maybe[i] != 0) {
-          const block_result r = scan_block(src, b, scratch_[0]);
-          if (r.found) {
-            return r.found;
-          }
-        }
-      }
-      base = ended ? total : base + uint64_t(n) * BLOCK;
+  for (std::size_t n0 = 0; n0 < nof_pos; n0 += RUN) {
+    const std::size_t n1 = std::min(nof_pos, n0 + RUN);
+    if (clear_runs && !may_cross(sp_re, sp_im, se, n0, n1, half_thr)) {
+      std::fill(m + n0, m + n1, 0.0);
+      std::fill(cross + n0, cross + n1, uint8_t(0));
       continue;
     }
-    const auto n = std::size_t(std::min<uint64_t>(ahead, left));
-    if (n == 1) {
-      results[0] = scan_block(src, base, scratch_[0]);
-    } else {
-      pool_->run(unsigned(n), [&](unsigned i, unsigned) { results[i] = scan_block(src, base + uint64_t(i) * BLOCK, scratch_[i]); });
+    for (std::size_t n = n0; n < n1; ++n) {
+      const double pre = sp_re[n + W] - sp_re[n];
+      const double pim = sp_im[n + W] - sp_im[n];
+      const double r1 = se[n + W] - se[n];
+      const double r2 = se[n + L + W] - se[n + L];
+      const double den = r1 * r2;
+      m[n] = den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
+      cross[n] = m[n] > thr ? 1 : 0;
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (results[i].found) {
-        return results[i].found;
-      }
-      if (results[i].last) {
-        base = total; // the source ended inside this block
-        break;
-      }
-    }
-    if (base != total) {
-      base += uint64_t(n) * BLOCK;
-    }
-    ahead = std::min(ahead * 2, scratch_.size());
   }
-  if (progress) {
-    progress(total, total);
+}
+
+std::vector<detection> candidate_search::find(const transport::sample_source& src, uint64_t lo, uint64_t hi)
+{
+  std::vector<detection> out;
+  const uint64_t npos = nof_positions(src.size());
+  hi = std::min(hi, npos);
+  if (lo >= hi) {
+    return out;
   }
-  return std::nullopt;
+  // Blocks from the one holding lo - L - 1 (a candidate's edge and grid rules look
+  // back that far) to the one holding the last position of the last window.
+  const uint64_t first_block = (lo > L ? lo - L - 1 : 0) / BLOCK;
+  const uint64_t end_pos = std::min(npos, hi + L);
+  const uint64_t end_block = (end_pos + BLOCK - 1) / BLOCK;
+  const uint64_t base = first_block * BLOCK;
+  const auto nof = std::size_t(end_pos - base);
+  metric_.resize(nof);
+  cross_.resize(nof);
+  const auto nof_blocks = std::size_t(end_block - first_block);
+  maybe_.assign(nof_blocks, 1);
+  const auto* file = dynamic_cast<const transport::capture_reader*>(&src);
+  const bool integer = integer_samples(src);
+  if (filter_ != nullptr && file != nullptr && integer) {
+    for (std::size_t k = 0; k < nof_blocks; k += FILTER_BLOCKS) {
+      const std::size_t n = std::min(FILTER_BLOCKS, nof_blocks - k);
+      filter_->mark(*file, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
+    }
+  }
+  const auto parts = unsigned(std::min<std::size_t>(scratch_.size(), nof_blocks));
+  pool_->run(parts, [&](unsigned part, unsigned nof_parts) {
+    for (std::size_t k = part; k < nof_blocks; k += nof_parts) {
+      const std::size_t off = k * BLOCK;
+      const std::size_t len = std::min<std::size_t>(BLOCK, nof - off);
+      if (maybe_[k] == 0) {
+        std::fill_n(metric_.data() + off, len, 0.0);
+        std::fill_n(cross_.data() + off, len, uint8_t(0));
+        continue;
+      }
+      scan_block(src, first_block + k, len, integer, *scratch_[part], metric_.data() + off, cross_.data() + off);
+    }
+  });
+  // Edges and the grid along runs; `run` is where the current run of crossings
+  // opened (a run already open at `base` is at least as old as base).
+  uint64_t run = base;
+  for (uint64_t n = base; n < hi; ++n) {
+    const std::size_t i = std::size_t(n - base);
+    if (cross_[i] == 0) {
+      continue;
+    }
+    const bool edge = n == 0 || (n > base && cross_[i - 1] == 0);
+    if (edge) {
+      run = n;
+    }
+    if (n < lo || !(edge || (n % L == 0 && n >= run + L))) {
+      continue;
+    }
+    const std::size_t last = std::size_t(std::min(n + L, npos) - base);
+    std::size_t best = i;
+    for (std::size_t k = i + 1; k < last; ++k) {
+      if (metric_[k] > metric_[best]) {
+        best = k;
+      }
+    }
+    detection d;
+    d.window = n;
+    d.coarse = base + best;
+    d.metric = float(metric_[best]);
+    const auto [pre, pim] = lag_product(src, d.coarse);
+    d.cfo_cps = std::atan2(pim, pre) / (2.0 * std::numbers::pi * double(L));
+    out.push_back(d);
+  }
+  return out;
 }
 
 std::optional<frame_sync> synchronize(const transport::sample_source& src, const detection& d, const rx_config& cfg)

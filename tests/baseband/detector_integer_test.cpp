@@ -84,8 +84,8 @@ TEST(detector_integer, a_block_filter_that_clears_nothing_changes_no_detection)
   cfg.nds = {3};
   cfg.nof_frames = 3;
   // Silences long enough for the filter (past the ramp of blocks scanned ahead).
-  cfg.lead_samples = 3 * bb::detector::BLOCK * 16;
-  cfg.gap_samples = 2 * bb::detector::BLOCK * 16;
+  cfg.lead_samples = 3 * bb::candidate_search::BLOCK * 16;
+  cfg.gap_samples = 2 * bb::candidate_search::BLOCK * 16;
   cfg.impairments.snr_dB = 25.0;
   cfg.seed = 31;
   bb::output_config out;
@@ -94,19 +94,7 @@ TEST(detector_integer, a_block_filter_that_clears_nothing_changes_no_detection)
   const auto written = bb::write_capture(cfg, out);
   const tr::capture_reader file(tr::open_capture(written.meta_path));
   recording_filter filter;
-  bb::rx_config rc;
-  rc.nof_threads = 4;
-  bb::detector det(rc);
-  det.set_block_filter(&filter);
-  std::vector<bb::detection> found;
-  for (uint64_t from = 0;;) {
-    const auto d = det.next(file, from);
-    if (!d) {
-      break;
-    }
-    found.push_back(*d);
-    from = d->coarse + 1;
-  }
+  const auto found = whd::test::all_detections(file, 4, &filter);
   EXPECT_FALSE(filter.bases.empty()) << "the silences went through the filter";
   // A filter that clears nothing changes nothing.
   whd::test::expect_same_detections(found, whd::test::all_detections(file, 4), "ci8 with a filter that clears nothing");

@@ -54,32 +54,32 @@ private:
   std::filesystem::path path_;
 };
 
-/// Every detection of a source, each scan resuming one sample after the last,
-/// with `threads` scanning ahead and an optional block filter.
+/// Every candidate of a source (candidate_search over all of it, in regions of
+/// `region` positions so that region edges are exercised), with `threads` scanning
+/// blocks in parallel and an optional block filter.
 inline std::vector<whd::baseband::detection> all_detections(const whd::transport::sample_source& src, unsigned threads,
-                                                           whd::baseband::block_filter* filter = nullptr)
+                                                           whd::baseband::block_filter* filter = nullptr,
+                                                           uint64_t region = uint64_t(1) << 21)
 {
   whd::baseband::rx_config rc;
   rc.nof_threads = threads;
-  whd::baseband::detector det(rc);
-  det.set_block_filter(filter);
+  whd::baseband::candidate_search search(rc);
+  search.set_block_filter(filter);
   std::vector<whd::baseband::detection> out;
-  for (uint64_t from = 0;;) {
-    const auto d = det.next(src, from);
-    if (!d) {
-      return out;
-    }
-    out.push_back(*d);
-    from = d->coarse + 1;
+  const uint64_t npos = whd::baseband::candidate_search::nof_positions(src.size());
+  for (uint64_t lo = 0; lo < npos; lo += region) {
+    const auto part = search.find(src, lo, lo + region);
+    out.insert(out.end(), part.begin(), part.end());
   }
+  return out;
 }
 
-/// The same detections, position, metric and CFO bit for bit.
 inline void expect_same_detections(const std::vector<whd::baseband::detection>& got, const std::vector<whd::baseband::detection>& want,
                                    const std::string& what)
 {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].window, want[i].window) << what << ", detection " << i;
     EXPECT_EQ(got[i].coarse, want[i].coarse) << what << ", detection " << i;
     EXPECT_EQ(std::memcmp(&got[i].metric, &want[i].metric, sizeof(float)), 0) << what << ", detection " << i;
     EXPECT_EQ(std::memcmp(&got[i].cfo_cps, &want[i].cfo_cps, sizeof(double)), 0) << what << ", detection " << i;

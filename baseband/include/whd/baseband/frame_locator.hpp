@@ -1,8 +1,15 @@
 /// @file frame_locator.hpp
-/// Finds frames one after another (profile §4): detection, fine timing, CFO,
-/// the preamble channel estimate and the header. Both backends locate frames
-/// with this one class, so they agree on every frame's start, CFO, channel and
-/// header; they differ only in how they decode the data symbols.
+/// Finds frames (profile §4) in three steps that every backend shares:
+///   1. candidate_search (sync.hpp): every candidate window of the capture, a pure
+///      function of the samples, found in parallel;
+///   2. locate(): one candidate's fine timing, CFO, preamble channel estimate and
+///      header, again a pure function of the samples and the candidate, so that
+///      candidates are located in parallel;
+///   3. frame_walk: the candidates in order, each taken or skipped by where the
+///      frames before it end. Only this step is sequential, and it is bookkeeping.
+/// Both backends locate frames this way, so they agree on every frame's start, CFO,
+/// channel and header; they differ in where the steps run and how the data symbols
+/// are decoded.
 #pragma once
 
 #include <whd/baseband/rx_types.hpp>
@@ -22,14 +29,76 @@ struct located_frame {
   frame_result info;  ///< every field but payload_offset/payload_bytes
 };
 
-/// What the search found next.
+/// What locating one candidate found.
+struct located_candidate {
+  enum class kind {
+    no_preamble, ///< the cross-correlation shows no preamble (a tone, a DC offset)
+    cut_off,     ///< the capture ends before the header is whole: nothing decodable follows
+    rejected,    ///< a preamble whose header failed (failure is set)
+    frame,       ///< an accepted frame (frame is set)
+  };
+  kind what = kind::no_preamble;
+  std::optional<located_frame> frame;
+  std::optional<header_failure> failure;
+  /// Where the walk goes on after this candidate, had it been taken: candidates whose
+  /// coarse point lies before it are skipped.
+  uint64_t resume = 0;
+};
+
+/// Locates candidates one at a time; one per thread (it holds an FFT plan).
+class candidate_locator {
+public:
+  /// `smoother` (not owned, may be null: plain LS) must outlive the locator.
+  candidate_locator(const rx_config& cfg, const channel_smoother* smoother);
+  ~candidate_locator();
+  candidate_locator(const candidate_locator&) = delete;
+  candidate_locator& operator=(const candidate_locator&) = delete;
+
+  /// Fine timing, CFO, channel estimate and header of candidate `d` of `src`.
+  /// Non-finite samples in the preamble and header windows are taken as 0 and
+  /// counted in the frame's or the failure's `bad_samples`.
+  located_candidate locate(const transport::sample_source& src, const detection& d);
+
+private:
+  struct plan;
+  rx_config cfg_;
+  const channel_smoother* smoother_;
+  std::unique_ptr<plan> plan_;
+};
+
+/// The channel smoother rx_config asks for (null for plain least squares).
+std::unique_ptr<channel_smoother> make_channel_smoother(const rx_config& cfg);
+
+/// The sequential step: candidates in window order, each taken unless its coarse
+/// point lies before where the frames taken so far let the search go on.
+class frame_walk {
+public:
+  /// Where the walk stands: candidates whose coarse point is before it are skipped.
+  uint64_t position() const noexcept { return pos_; }
+  /// The walk met a candidate cut off by the end of the capture: nothing follows.
+  bool ended() const noexcept { return ended_; }
+  /// Whether `d` is taken at this point of the walk (false once ended()).
+  bool takes(const detection& d) const noexcept { return !ended_ && d.coarse >= pos_; }
+  /// Take candidate `d` (takes(d) must hold) located as `c`; returns true when it
+  /// yields a frame or a header failure, which the caller then reports.
+  bool take(const detection& d, const located_candidate& c);
+  /// Skip ahead (the caller consumed the source up to `pos` by other means).
+  void advance_to(uint64_t pos) noexcept { pos_ = std::max(pos_, pos); }
+
+private:
+  uint64_t pos_ = 0;
+  bool ended_ = false;
+};
+
+/// What the search found next (frame_locator::next).
 struct locator_event {
   std::optional<located_frame> frame;     ///< an accepted frame, or
   std::optional<header_failure> failure;  ///< a rejected header
   uint64_t resume = 0;                    ///< where the search goes on
 };
 
-/// Frame search over a sample source.
+/// Frame search over a sample source, one event at a time (the frame dump and the
+/// benches; the receivers run the three steps batched).
 class frame_locator {
 public:
   explicit frame_locator(const rx_config& cfg);
@@ -37,22 +106,24 @@ public:
   frame_locator(const frame_locator&) = delete;
   frame_locator& operator=(const frame_locator&) = delete;
 
-  /// The next frame or header failure at or after `pos`; nullopt at the end, or when
-  /// rx_config::stop is raised during the search (then stopped() is true).
-  /// Non-finite samples in the preamble and header windows are taken as 0 and
-  /// counted in the frame's or the failure's `bad_samples`.
+  /// The next frame or header failure whose candidate's coarse point is at or after
+  /// `pos`; nullopt at the end, or when rx_config::stop is raised during the search
+  /// (then stopped() is true).
   std::optional<locator_event> next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress = {});
   /// The last next() returned nullopt because rx_config::stop was raised.
-  bool stopped() const noexcept { return det_.stopped(); }
-  /// See detector::set_block_filter.
-  void set_block_filter(block_filter* f) noexcept { det_.set_block_filter(f); }
+  bool stopped() const noexcept { return stopped_; }
+  /// See candidate_search::set_block_filter.
+  void set_block_filter(block_filter* f) noexcept { search_.set_block_filter(f); }
 
 private:
-  struct plan;
   rx_config cfg_;
-  detector det_;
-  std::unique_ptr<plan> plan_;
+  candidate_search search_;
   std::unique_ptr<channel_smoother> smoother_;
+  candidate_locator locator_;
+  bool stopped_ = false;
+  /// Candidates of windows [cached_lo_, cached_hi_) from the last search.
+  std::vector<detection> cached_;
+  uint64_t cached_lo_ = 0, cached_hi_ = 0;
 };
 
 /// e^{-j 2 pi cycles}, reduced in double first: the derotation of every backend.

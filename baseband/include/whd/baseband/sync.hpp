@@ -4,8 +4,9 @@
 ///
 /// Detection: M(n) = |P(n)|^2 / (R1(n) R2(n)) with P(n) = sum_{i<N} conj(r[n+i]) r[n+i+576]
 /// and R1, R2 the energies of the two windows. Two identical preamble symbols give
-/// M ~ 1 on a plateau; noise gives M ~ 1/N. The first n with M(n) above the
-/// threshold opens a search of one symbol for the maximum of M (the coarse point).
+/// M ~ 1 on a plateau; noise gives M ~ 1/N. A run of positions above the threshold
+/// opens a search of one symbol for the maximum of M (the coarse point): see
+/// candidate_search for the exact definition, which every backend follows.
 /// Fine timing: cross-correlation with the known preamble body after a coarse
 /// CFO correction; the first path within G/2 before the peak, backed off into
 /// the guard. CFO: arg P over the exact FFT windows of the two preamble symbols.
@@ -38,11 +39,12 @@ const std::array<cf32, profile::N>& preamble_body();
 /// @return the number of samples replaced
 std::size_t zero_non_finite(std::span<cf32> x);
 
-/// A coarse detection.
+/// A candidate frame start (see candidate_search).
 struct detection {
-  uint64_t coarse = 0;   ///< argmax of M over one symbol after the first crossing
+  uint64_t window = 0;   ///< where the candidate's search window opens (a crossing)
+  uint64_t coarse = 0;   ///< first argmax of M over [window, window + L) (the coarse point)
   float metric = 0.0f;   ///< M at `coarse`
-  double cfo_cps = 0.0;  ///< coarse CFO [cycles/sample] from arg P(coarse)
+  double cfo_cps = 0.0;  ///< coarse CFO [cycles/sample]: arg P(coarse) / (2 pi L), P summed in order
 };
 
 /// Where a frame is and how it is rotated.
@@ -57,66 +59,73 @@ inline uint64_t fft_window(const frame_sync& s, uint64_t m) { return s.fft0 + m 
 
 class host_pool;
 
-/// Clears runs of the detector's blocks that cannot hold a crossing, so that long
+/// Clears runs of the search's blocks that cannot hold a crossing, so that long
 /// silences are not scanned on the host (the GPU backend has one on its device).
 /// It must be conservative: a block it clears holds no position whose metric
 /// passes the threshold, so that detections are exactly those of the host scan.
 class block_filter {
 public:
   virtual ~block_filter() = default;
-  /// Block k (k < maybe.size()) starts at sample base + k * detector::BLOCK of a ci8
+  /// Block k (k < maybe.size()) starts at sample base + k * candidate_search::BLOCK of a ci8
   /// or ci16 capture file and holds its positions n < BLOCK with base + k * BLOCK +
   /// n + L + N <= src.size(); maybe[k] = 0 clears it, 1 leaves it to the scan.
   virtual void mark(const transport::capture_reader& src, uint64_t base, std::span<uint8_t> maybe) = 0;
 };
 
-/// Lag-576 detector over a source, block by block. Each block is read and summed
-/// on its own (prefix sums restart at its first sample), so blocks are independent:
-/// after a block without a crossing, the next ones are scanned ahead in parallel
-/// (2, 4, ... up to rx_config::nof_threads at once), and the first crossing in
-/// block order is taken, exactly as a scan of one block at a time would find it.
-/// Silence and noise between frames are then scanned by every core; a frame that
-/// follows closely costs one block as before.
-class detector {
+/// The frame search (profile §4), defined so that it is a pure function of the
+/// capture: every backend finds the same candidates, in parallel, wherever it
+/// starts looking.
+///
+/// Positions n with n + L + N <= size(). M(n) = |P(n)|^2 / (R1(n) R2(n)) in double
+/// (0 where the energies are 0); n crosses when M(n) > rx_config::detect_threshold.
+/// Its sums are prefix sums over the block of BLOCK positions that holds n (blocks
+/// on a fixed grid from sample 0), summed in order; for integer captures (ci8, ci16)
+/// every sum is an exact integer, so any order gives the same M.
+/// A candidate window opens at c where
+///   - c crosses and c - 1 does not (or c = 0): the edge of a run of crossings, or
+///   - c crosses, c is a multiple of L, and so do all of [c - L, c]: every symbol
+///     along a long run (a tone, a DC offset, a preamble inside one).
+/// Its coarse point is the first maximum of M over [c, c + L) (clipped at the last
+/// position), and its CFO is arg P(coarse) / (2 pi L) with P(coarse) summed in order
+/// over the window (i = 0..N-1, double).
+///
+/// Which candidates become frames is decided by the walk over them in order (see
+/// frame_walk in frame_locator.hpp), not here.
+class candidate_search {
 public:
-  explicit detector(const rx_config& cfg);
-  ~detector();
-  detector(const detector&) = delete;
-  detector& operator=(const detector&) = delete;
-  /// First detection whose window starts at or after `from`; nullopt at the end of the
-  /// source, or when rx_config::stop is raised (checked before each block of samples).
-  /// `progress` (may be empty) is told how far the scan has gone.
-  std::optional<detection> next(const transport::sample_source& src, uint64_t from, const progress_fn& progress = {});
-  /// The last next() returned nullopt because rx_config::stop was raised, not because
-  /// the source ended.
-  bool stopped() const noexcept { return stopped_; }
-  /// Long silences in ci8 and ci16 capture files go through `f` (not owned; null:
-  /// none) a run of blocks at a time, and only the blocks it leaves are scanned.
-  void set_block_filter(block_filter* f) noexcept { filter_ = f; }
+  explicit candidate_search(const rx_config& cfg);
+  ~candidate_search();
+  candidate_search(const candidate_search&) = delete;
+  candidate_search& operator=(const candidate_search&) = delete;
 
-  /// Metric positions per block; the scan reads BLOCK + 2 L + N samples a block.
+  /// Every candidate whose window opens in [lo, hi), in ascending order. Blocks are
+  /// scanned in parallel over rx_config::nof_threads. Memory: 9 bytes a position of
+  /// [lo - L - 1, hi + L), so callers keep hi - lo to a few million.
+  std::vector<detection> find(const transport::sample_source& src, uint64_t lo, uint64_t hi);
+  /// Long silences in ci8 and ci16 capture files go through `f` (not owned; null:
+  /// none) FILTER_BLOCKS blocks at a time, and only the blocks it leaves are scanned.
+  void set_block_filter(block_filter* f) noexcept { filter_ = f; }
+  /// Positions that can be searched in a source of `nof_samples` samples.
+  static uint64_t nof_positions(uint64_t nof_samples);
+
+  /// Metric positions per block of the grid.
   static constexpr std::size_t BLOCK = std::size_t(1) << 16;
-  /// Blocks one block_filter::mark call covers.
+  /// Blocks one block_filter::mark call covers at most.
   static constexpr std::size_t FILTER_BLOCKS = 256;
 
 private:
-  /// One block's buffers (one per thread scanning ahead).
-  struct scratch {
-    std::vector<cf32> buf;
-    std::vector<double> sp_re, sp_im, se;
-  };
-  /// What scanning one block found.
-  struct block_result {
-    std::optional<detection> found;
-    bool last = false; ///< the source ends inside this block: no block follows
-  };
-  block_result scan_block(const transport::sample_source& src, uint64_t base, scratch& w) const;
+  struct scratch;
+  /// M and the crossings of the first nof_pos positions of grid block `block`.
+  void scan_block(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, bool integer, scratch& w, double* m,
+                  uint8_t* cross) const;
 
   rx_config cfg_;
-  bool stopped_ = false;
-  std::vector<scratch> scratch_;
+  std::vector<std::unique_ptr<scratch>> scratch_;
   std::unique_ptr<host_pool> pool_;
   block_filter* filter_ = nullptr;
+  std::vector<double> metric_; ///< M over the blocks of the last find()
+  std::vector<uint8_t> cross_; ///< crossings over the same positions
+  std::vector<uint8_t> maybe_; ///< the block filter's verdicts
 };
 
 /// Fine timing and CFO for a detection. nullopt when the cross-correlation does not
