@@ -1,7 +1,16 @@
+// The GPU backend: the capture crosses the link once, as stored, in chunks; the
+// device searches every chunk for candidates, locates all of them at once (fine
+// timing, CFO, channel, header) and decodes the data symbols from the same chunk.
+// The host reads the file, walks the candidates in order (frame_walk: which are
+// taken), lists the symbols to decode and writes the payload: no per-frame signal
+// work. See frame_locator.hpp for the three steps both backends share.
 #include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 
+#include "gpu_locate.hpp"
+#include "gpu_search.hpp"
 #include "gpu_symbol_decoder.hpp"
+#include "gpu_window_gather.hpp"
 #include "host_pool.hpp"
 
 #include <algorithm>
@@ -56,17 +65,18 @@ namespace {
 namespace p = profile;
 namespace tr = transport;
 constexpr uint64_t L = p::SYMBOL_LEN;
-/// Frames whose parameters one batch carries; a batch of many short frames is
-/// submitted early when it reaches this.
-constexpr std::size_t MAX_FRAMES_PER_BATCH = 256;
-/// Windows packed per task of the host pool.
-constexpr std::size_t PACK_GRAIN = 128;
-/// Bytes of capture read at a time by one packing thread (fits its L2 cache).
-constexpr std::size_t PACK_READ_BYTES = std::size_t(288) << 10;
-/// The smallest batch set-up falls back to when memory is short.
-constexpr std::size_t MIN_BATCH = 64;
-/// Bytes of the mapped capture released from the resident set at a time.
-constexpr uint64_t RELEASE_STEP = uint64_t(64) << 20;
+/// Samples a chunk holds before its first searched position: a candidate's edge
+/// and grid rules look L + 1 back.
+constexpr uint64_t HALO_BEFORE = L + 1;
+/// Samples a chunk holds after its last searched position: the candidate's window
+/// (L), the cross-correlation's lags and the preamble and header windows.
+constexpr uint64_t HALO_AFTER = 4 * L + p::N;
+/// Positions searched per chunk when gpu_config::symbols_per_batch is 0.
+constexpr uint64_t AUTO_CHUNK_POSITIONS = uint64_t(1) << 24;
+/// Frames whose data go on into the next chunk (frames do not overlap: one or two).
+constexpr std::size_t MAX_CARRIED = 4;
+/// Bytes one reading task preads into pinned memory.
+constexpr std::size_t READ_GRAIN = std::size_t(4) << 20;
 
 using steady = std::chrono::steady_clock;
 
@@ -85,130 +95,82 @@ private:
 
 /// Seconds spent per stage in one run.
 struct stage_times {
-  double setup = 0, locate = 0, wait_locate = 0, pack = 0, enqueue = 0, wait_slot = 0, wait_gpu = 0, write_sink = 0, drain = 0;
+  double setup = 0, read = 0, wait_located = 0, walk = 0, enqueue = 0, wait_slot = 0, wait_gpu = 0, write_sink = 0, drain = 0;
 };
 
-/// A run of consecutive data symbols of one frame inside a batch.
+/// A run of consecutive data symbols of one frame inside a chunk.
 struct segment {
-  std::size_t first = 0; ///< first slot of the batch
+  std::size_t first = 0; ///< first symbol slot of the chunk's decode
   std::size_t count = 0;
   std::size_t bytes_per_symbol = 0;
-  std::size_t result = 0;   ///< index of the frame in receive_result::frames
+  std::size_t result = 0;    ///< index of the frame in receive_result::frames
   uint32_t first_symbol = 0; ///< data symbol number (0 = the frame's first) of the first slot
 };
 
-/// One batch in flight on one GPU: its stream, pinned and device buffers.
-struct slot {
-  slot(int dev, std::size_t symbols, std::size_t max_frames, tr::link_format fmt)
-      : device(dev), layout(symbols, max_frames, p::N * tr::link_bytes_per_sample(fmt)), h_in(layout.bytes),
-        h_out(symbols * gpu::OUT_STRIDE), d_in(layout.bytes), d_out(h_out.size()), done(false), starts(symbols), bad(symbols)
-  {
-    h_scales = {reinterpret_cast<float*>(h_in.data() + layout.scales), symbols};
-    h_desc = {reinterpret_cast<gpu::symbol_desc*>(h_in.data() + layout.desc), symbols};
-    h_frames = {reinterpret_cast<gpu::frame_params*>(h_in.data() + layout.frames), max_frames};
-  }
-  int device;
-  gpu::input_layout layout;
-  cuda::stream stream;
-  cuda::pinned_buffer<std::byte> h_in; ///< samples, scales, descriptors and frames (layout)
-  std::span<float> h_scales;
-  std::span<gpu::symbol_desc> h_desc;
-  std::span<gpu::frame_params> h_frames;
-  cuda::pinned_buffer<uint8_t> h_out;
-  cuda::device_buffer<std::byte> d_in; ///< h_in's copy
-  cuda::device_buffer<uint8_t> d_out;
-  cuda::event done;
-  std::vector<uint64_t> starts; ///< first capture sample of each window
-  std::vector<uint32_t> bad;    ///< non-finite samples packed as 0, per window
-  std::vector<segment> segments;
-  std::size_t nof_frames = 0;
-  uint64_t last_start = ~uint64_t(0); ///< start of the frame whose parameters are last
-  std::size_t count = 0;
-  bool busy = false; ///< submitted and not yet written
+/// A frame taken by the walk whose data symbols are not all decoded yet.
+struct open_frame {
+  uint64_t fft0 = 0;          ///< first sample of preamble symbol 0's FFT window
+  uint64_t next = 0;          ///< next symbol m to decode (>= FIRST_DATA_SYMBOL)
+  uint64_t end = 0;           ///< FIRST_DATA_SYMBOL + symbols
+  std::size_t result = 0;     ///< index in receive_result::frames
+  std::size_t bytes_per_symbol = 0;
+  uint32_t params = 0;        ///< its decode parameters in the current chunk's table
+  gpu::frame_params carried{}; ///< the parameters, kept on the host while it goes on into later chunks
+  bool has_carried = false;
 };
 
-/// A slot is created with its device current.
-std::unique_ptr<slot> make_slot(int dev, std::size_t symbols, tr::link_format fmt)
-{
-  WHD_CUDA_CHECK(cudaSetDevice(dev));
-  return std::make_unique<slot>(dev, symbols, std::min(symbols, MAX_FRAMES_PER_BATCH), fmt);
-}
-
-/// Located frames handed from the search thread to the one that packs them, in
-/// order, at most CAPACITY ahead.
-class event_queue {
-public:
-  static constexpr std::size_t CAPACITY = 64;
-  /// Search side: false once the consumer has quit (stop searching).
-  bool push(std::unique_ptr<locator_event> ev)
+/// One chunk in flight on one GPU: the capture's samples as stored, the search, the
+/// locate stage and the decode, with their buffers (allocated once).
+struct chunk_slot {
+  chunk_slot(int dev, uint64_t positions, std::size_t max_candidates, datatype type, const rx_config& cfg)
+      : device(dev), capacity(positions + HALO_BEFORE + HALO_AFTER), max_symbols(capacity / L + 1),
+        h_raw(capacity * bytes_per_sample(type)), d_raw(h_raw.size()), d_x(capacity),
+        search(capacity, max_candidates, cfg.detect_threshold), locate(cfg, max_candidates + MAX_CARRIED),
+        h_count(1), h_cands(max_candidates), h_located(max_candidates), h_offsets(max_symbols), h_desc(max_symbols),
+        d_offsets(max_symbols), d_desc(max_symbols), d_win(max_symbols * p::N), d_scales(max_symbols), d_bad(max_symbols),
+        h_bad(max_symbols), d_out(max_symbols * gpu::OUT_STRIDE), h_out(d_out.size()), h_carry(MAX_CARRIED)
   {
-    std::unique_lock lk(m_);
-    space_.wait(lk, [&] { return q_.size() < CAPACITY || quit_; });
-    if (quit_) {
-      return false;
-    }
-    q_.push_back(std::move(ev));
-    ready_.notify_one();
-    return true;
+    gpu::launch_fill(d_scales.data(), d_scales.size(), 1.0f, stream.get()); // f32 windows are unscaled
   }
-  /// Search side: nothing follows; `stopped` when the search ended on the stop flag.
-  void finish(bool stopped)
-  {
-    std::lock_guard lk(m_);
-    done_ = true;
-    stopped_ = stopped;
-    ready_.notify_one();
-  }
-  /// Search side: the search failed.
-  void fail(std::exception_ptr e)
-  {
-    std::lock_guard lk(m_);
-    error_ = std::move(e);
-    done_ = true;
-    ready_.notify_one();
-  }
-  /// Consumer side: the next event; null when the search is over (rethrows its error).
-  std::unique_ptr<locator_event> pop()
-  {
-    std::unique_lock lk(m_);
-    ready_.wait(lk, [&] { return !q_.empty() || done_; });
-    if (!q_.empty()) {
-      auto ev = std::move(q_.front());
-      q_.pop_front();
-      space_.notify_one();
-      return ev;
-    }
-    if (error_) {
-      std::rethrow_exception(error_);
-    }
-    return nullptr;
-  }
-  /// Consumer side: no more events wanted.
-  void quit()
-  {
-    std::lock_guard lk(m_);
-    quit_ = true;
-    space_.notify_all();
-  }
-  bool stopped() const
-  {
-    std::lock_guard lk(m_);
-    return stopped_;
-  }
-
-private:
-  mutable std::mutex m_;
-  std::condition_variable space_, ready_;
-  std::deque<std::unique_ptr<locator_event>> q_; // by pointer: a frame's channel estimate is a few kB
-  bool done_ = false, stopped_ = false, quit_ = false;
-  std::exception_ptr error_;
+  int device;
+  uint64_t capacity;       ///< samples a chunk holds at most
+  std::size_t max_symbols; ///< data symbols whose windows fit in a chunk
+  cuda::stream stream;
+  cuda::pinned_buffer<std::byte> h_raw;
+  cuda::device_buffer<std::byte> d_raw;
+  cuda::device_buffer<float2> d_x; ///< the chunk as float2 (non-finite samples as 0)
+  gpu::candidate_search search;
+  gpu::candidate_locator locate;
+  cuda::pinned_buffer<gpu::search_count> h_count;
+  cuda::pinned_buffer<gpu::sync_candidate> h_cands;
+  cuda::pinned_buffer<gpu::located_candidate> h_located;
+  cuda::event located;
+  // The decode.
+  cuda::pinned_buffer<uint32_t> h_offsets;
+  cuda::pinned_buffer<gpu::symbol_desc> h_desc;
+  cuda::device_buffer<uint32_t> d_offsets;
+  cuda::device_buffer<gpu::symbol_desc> d_desc;
+  cuda::device_buffer<float2> d_win;
+  cuda::device_buffer<float> d_scales;
+  cuda::device_buffer<uint32_t> d_bad;
+  cuda::pinned_buffer<uint32_t> h_bad;
+  cuda::device_buffer<uint8_t> d_out;
+  cuda::pinned_buffer<uint8_t> h_out;
+  cuda::pinned_buffer<gpu::frame_params> h_carry;
+  cuda::event done;
+  // What the chunk holds.
+  uint64_t first = 0, nof = 0, lo = 0, hi = 0;
+  std::size_t count = 0; ///< data symbols decoded from it
+  std::size_t nof_carried = 0; ///< frame parameters carried in from earlier chunks
+  std::vector<segment> segments;
+  bool busy = false; ///< submitted and not yet written
 };
 
 class gpu_receiver final : public receiver {
 public:
   gpu_receiver(const rx_config& cfg, const gpu_config& gcfg)
       : cfg_(cfg), gcfg_(gcfg), pool_(gcfg.pack_threads ? gcfg.pack_threads : std::max(1u, std::thread::hardware_concurrency())),
-        locator_(std::make_unique<frame_locator>(cfg))
+        smoother_(make_channel_smoother(cfg)), fallback_(cfg, smoother_.get())
   {
     const int present = cuda::device_count();
     if (present == 0) {
@@ -223,68 +185,23 @@ public:
 
   std::string_view backend() const noexcept override { return "gpu"; }
 
-  receive_result run(const tr::sample_source& src, payload_sink& sink, const progress_fn& caller_progress) override
+  receive_result run(const tr::sample_source& src, payload_sink& sink, const progress_fn& progress) override
   {
     times_ = {};
     {
       stage_timer t(times_.setup);
       setup(src);
     }
-    // The search thread and this one both report progress: one at a time.
-    auto progress_mutex = std::make_shared<std::mutex>();
-    const progress_fn progress = caller_progress ? progress_fn([progress_mutex, &caller_progress](uint64_t done, uint64_t total) {
-      std::lock_guard lk(*progress_mutex);
-      caller_progress(done, total);
-    })
-                                                 : progress_fn{};
     receive_result res;
     res.nof_samples = src.size();
+    res_ = &res;
     writer_error_ = nullptr;
+    writer_done_ = false;
+    queue_.clear();
     std::jthread writer([this, &sink] { write_loop(sink); });
-    // Frames are located on their own thread, ahead of this one, which packs and
-    // submits their symbols: the two host stages overlap (the events and their
-    // order are the locator's, as on the CPU).
-    event_queue events;
-    std::jthread search([&] { search_loop(src, progress, events); });
     try {
-      for (;;) {
-        // Frames are whole in the result and the payload: a stop is honoured between them.
-        if (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
-          res.interrupted = true;
-          break;
-        }
-        std::unique_ptr<locator_event> ev;
-        {
-          stage_timer t(times_.wait_locate);
-          ev = events.pop();
-        }
-        if (!ev) {
-          res.interrupted = events.stopped();
-          break;
-        }
-        if (ev->failure) {
-          res.header_failures.push_back(*ev->failure);
-          continue;
-        }
-        frame_result f = ev->frame->info;
-        f.payload_offset = res.payload_bytes;
-        f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
-        res.payload_bytes += f.payload_bytes;
-        res.data_symbols += f.symbols;
-        res.frames.push_back(f);
-        add_frame(*ev->frame, res, progress, src.size());
-      }
-      events.quit();
-      search.join();
-      if (current_ != nullptr && current_->count > 0) {
-        submit(*current_);
-      }
-      current_ = nullptr;
+      decode_all(src, res, progress);
     } catch (...) {
-      events.quit();
-      if (search.joinable()) {
-        search.join();
-      }
       finish_writer(writer);
       throw;
     }
@@ -295,113 +212,75 @@ public:
     if (writer_error_) {
       std::rethrow_exception(writer_error_);
     }
-    res.stage_seconds = {{"setup (buffers, mapping)", times_.setup},   {"search: locate frames (host)", times_.locate},
-                         {"wait for located frames", times_.wait_locate},
-                         {"pack for the link (host pool)", times_.pack}, {"enqueue copies and kernel", times_.enqueue},
-                         {"wait for a free slot", times_.wait_slot},      {"writer: wait for the GPU", times_.wait_gpu},
-                         {"writer: payload to the sink", times_.write_sink}, {"drain at the end", times_.drain}};
+    res.stage_seconds = {{"setup (buffers)", times_.setup},
+                         {"read chunks (pread into pinned memory)", times_.read},
+                         {"wait for the device's candidates", times_.wait_located},
+                         {"walk the candidates, list the symbols (host)", times_.walk},
+                         {"enqueue the decode", times_.enqueue},
+                         {"wait for a free slot", times_.wait_slot},
+                         {"writer: wait for the GPU", times_.wait_gpu},
+                         {"writer: payload to the sink", times_.write_sink},
+                         {"drain at the end", times_.drain}};
     res.resources = resources();
     return res;
   }
 
 private:
-  /// Buffers sized for this source (a small capture does not pin 100 MB).
+  /// Buffers sized for this source: a small capture does not pin a large chunk.
   void setup(const tr::sample_source& src)
   {
     file_ = dynamic_cast<const tr::capture_reader*>(&src);
-    const auto* mem = dynamic_cast<const tr::memory_source*>(&src);
-    in_type_ = file_ ? file_->info().type : datatype::cf32_le;
-    fmt_ = gcfg_.link.value_or(tr::auto_link_format(in_type_));
-    raw_ = {};
-    if (file_ != nullptr) {
-      raw_ = file_->mapped();
-    } else if (mem != nullptr) {
-      raw_ = std::as_bytes(std::span<const cf32>(mem->samples()));
+    type_ = file_ != nullptr ? file_->info().type : datatype::cf32_le;
+    const uint64_t npos = candidate_search::nof_positions(src.size());
+    const uint64_t wanted = gcfg_.symbols_per_batch != 0 ? uint64_t(gcfg_.symbols_per_batch) * L : AUTO_CHUNK_POSITIONS;
+    const uint64_t positions = std::max<uint64_t>(std::min(wanted, npos), 1);
+    if (positions != positions_ || type_ != slots_type_ || slots_.empty()) {
+      make_slots(positions);
+      slots_type_ = type_;
     }
-    src_ = &src;
-    // Long silences of integer capture files are searched on the GPU first.
-    const bool integer = file_ != nullptr && is_integer(in_type_);
-    if (integer && gcfg_.search_on_gpu && !filter_) {
-      filter_ = make_gpu_block_filter(gcfg_.device, cfg_.detect_threshold);
-    }
-    locator_->set_block_filter(integer && gcfg_.search_on_gpu ? filter_.get() : nullptr);
-    const std::size_t most = std::size_t(std::max<uint64_t>(src.size() / L, 1));
-    const std::size_t wanted = gcfg_.symbols_per_batch != 0 ? gcfg_.symbols_per_batch
-                                                            : AUTO_BATCH_LINK_BYTES / (p::N * tr::link_bytes_per_sample(fmt_));
-    const std::size_t asked = std::min(wanted, most);
-    if (asked != asked_ || fmt_ != slots_fmt_ || slots_.empty()) {
-      make_slots(asked);
-      asked_ = asked;
-      slots_fmt_ = fmt_;
-    }
-    released_ = 0;
     next_slot_ = 0;
-    current_ = nullptr;
-    writer_done_ = false;
-    queue_.clear();
   }
 
-  /// The search thread: every frame and header failure, in capture order.
-  void search_loop(const tr::sample_source& src, const progress_fn& progress, event_queue& events)
-  {
-    try {
-      uint64_t pos = 0;
-      for (;;) {
-        std::optional<locator_event> ev;
-        {
-          stage_timer t(times_.locate);
-          ev = locator_->next(src, pos, progress);
-        }
-        if (!ev) {
-          events.finish(locator_->stopped());
-          return;
-        }
-        pos = ev->resume;
-        if (!events.push(std::make_unique<locator_event>(std::move(*ev)))) {
-          return;
-        }
-      }
-    } catch (...) {
-      events.fail(std::current_exception());
-    }
-  }
-
-  /// Every slot of every GPU at `asked` symbols per batch; when device or pinned
-  /// memory is too short for them, halve the batch (down to MIN_BATCH) and say so.
-  void make_slots(std::size_t asked)
+  /// Every slot of every GPU; when device or pinned memory is too short, halve the
+  /// chunk (down to a few symbols) and say so.
+  void make_slots(uint64_t positions)
   {
     slots_.clear();
-    for (std::size_t per_batch = asked;; per_batch = std::max(per_batch / 2, MIN_BATCH)) {
+    for (uint64_t per = positions;; per = std::max<uint64_t>(per / 2, 64 * L)) {
       try {
+        // Candidates: a chunk holds at most one edge per two positions, but a real
+        // one holds a few per symbol at most; the search flags an overflow.
+        const std::size_t max_cands = std::size_t(std::min<uint64_t>(per / 64 + 64, 1 << 20));
         for (int k = 0; k < std::max(gcfg_.nof_streams, 1); ++k) {
           for (int d = 0; d < gcfg_.nof_gpus; ++d) {
-            slots_.push_back(make_slot(gcfg_.device + d, per_batch, fmt_));
+            WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device + d));
+            slots_.push_back(std::make_unique<chunk_slot>(gcfg_.device + d, per, max_cands, type_, cfg_));
           }
         }
-        if (per_batch != asked && gcfg_.notice) {
-          gcfg_.notice("GPU memory or page-locked host memory too short for " + std::to_string(asked) +
-                       " symbols per batch; running with " + std::to_string(per_batch));
+        if (per != positions && gcfg_.notice) {
+          gcfg_.notice("GPU memory or page-locked host memory too short for chunks of " + std::to_string(positions) +
+                       " samples; running with " + std::to_string(per));
         }
-        per_batch_ = per_batch;
+        positions_ = per;
+        max_cands_ = max_cands;
         return;
       } catch (const cuda::cuda_error& e) {
         slots_.clear();
-        (void)cudaGetLastError(); // the failed allocation must not surface at the next launch check
-        if (e.code() != cudaErrorMemoryAllocation || per_batch <= MIN_BATCH) {
+        (void)cudaGetLastError();
+        if (e.code() != cudaErrorMemoryAllocation || per <= 64 * L) {
           throw;
         }
       }
     }
   }
 
-  /// Memory held by the slots, and the busiest device's use as the driver reports it.
   resource_use resources() const
   {
     resource_use r;
-    r.symbols_per_batch = per_batch_;
+    r.symbols_per_batch = std::size_t(positions_ / L);
     for (const auto& s : slots_) {
-      r.device_bytes += s->d_in.size() + s->d_out.size();
-      r.pinned_bytes += s->h_in.size() + s->h_out.size();
+      r.device_bytes += s->d_raw.size_bytes() + s->d_x.size_bytes() + s->d_win.size_bytes() + s->d_out.size_bytes();
+      r.pinned_bytes += s->h_raw.size_bytes() + s->h_out.size_bytes();
     }
     for (int d = 0; d < gcfg_.nof_gpus; ++d) {
       std::size_t free = 0, total = 0;
@@ -413,45 +292,307 @@ private:
     return r;
   }
 
-  /// Queue every data symbol of a frame, filling and submitting batches.
-  void add_frame(const located_frame& f, receive_result& res, const progress_fn& progress, uint64_t total)
+  struct slot_ticket {
+    chunk_slot* slot;
+  };
+
+  /// The chunks in order: each is read and searched and located on its GPU ahead of
+  /// the walk (as many in flight as there are slots), then walked and decoded.
+  void decode_all(const tr::sample_source& src, receive_result& res, const progress_fn& progress)
   {
-    res_ = &res;
-    const std::size_t bps = std::size_t(p::bytes_per_symbol(f.info.mod));
-    uint64_t done = 0;
-    while (done < f.info.symbols) {
-      if (current_ == nullptr) {
-        current_ = acquire();
+    const uint64_t total = src.size();
+    const uint64_t npos = candidate_search::nof_positions(total);
+    const uint64_t nof_chunks = (npos + positions_ - 1) / positions_;
+    frame_walk walk;
+    std::deque<slot_ticket> ahead;
+    uint64_t submitted = 0;
+    bool stopping = false;
+    for (uint64_t k = 0; k < nof_chunks; ++k) {
+      while (submitted < nof_chunks && ahead.size() < slots_.size()) {
+        ahead.push_back(submit_search(src, submitted++, npos));
       }
-      slot& s = *current_;
-      if (s.nof_frames == 0 || s.last_start != f.info.start) {
-        s.h_frames[s.nof_frames++] = gpu::make_frame_params(f);
-        s.last_start = f.info.start;
+      slot_ticket t = ahead.front();
+      ahead.pop_front();
+      chunk_slot& s = *t.slot;
+      if (!stopping && cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
+        stopping = true; // no further frame is taken; frames being decoded are finished
+        res.interrupted = true;
       }
-      const std::size_t n = std::size_t(std::min<uint64_t>(f.info.symbols - done, per_batch_ - s.count));
-      const uint32_t frame_index = uint32_t(s.nof_frames - 1);
-      for (std::size_t i = 0; i < n; ++i) {
-        const uint64_t m = p::FIRST_DATA_SYMBOL + done + i;
-        s.starts[s.count + i] = fft_window(f.sync, m);
-        s.h_desc[s.count + i] = {frame_index, uint32_t(m)};
+      {
+        stage_timer tm(times_.wait_located);
+        s.located.synchronize();
+        fetch_candidates(s);
       }
-      s.segments.push_back({s.count, n, bps, res.frames.size() - 1, uint32_t(done)});
-      s.count += n;
-      done += n;
-      if (s.count == per_batch_ || s.nof_frames == s.h_frames.size()) {
-        submit(s);
-        current_ = nullptr;
-        if (progress) {
-          progress(fft_window(f.sync, p::FIRST_DATA_SYMBOL + done - 1), total);
+      {
+        stage_timer tm(times_.walk);
+        if (!stopping) {
+          walk_chunk(src, s, walk, res);
         }
+        list_symbols(s, res);
+      }
+      submit_decode(s);
+      if (progress) {
+        progress(s.hi, total);
+      }
+      if (stopping && open_.empty()) {
+        break;
+      }
+      if (walk.ended()) {
+        stopping = !open_.empty() || stopping; // decode what is open, then end
+        if (open_.empty()) {
+          break;
+        }
+      }
+    }
+    // Chunks searched ahead and not walked are dropped (after a stop or the end).
+    for (const slot_ticket& t : ahead) {
+      t.slot->located.synchronize();
+      release(*t.slot);
+    }
+    if (progress && !res.interrupted) {
+      progress(total, total);
+    }
+  }
+
+  /// Read chunk k into a free slot and enqueue its search and locate stages.
+  slot_ticket submit_search(const tr::sample_source& src, uint64_t k, uint64_t npos)
+  {
+    chunk_slot& s = *acquire();
+    const uint64_t total = src.size();
+    s.lo = k * positions_;
+    s.hi = std::min(npos, s.lo + positions_);
+    s.first = s.lo >= HALO_BEFORE ? s.lo - HALO_BEFORE : 0;
+    s.nof = std::min(total, s.hi + HALO_AFTER) - s.first;
+    {
+      stage_timer t(times_.read);
+      read_chunk(src, s);
+    }
+    WHD_CUDA_CHECK(cudaSetDevice(s.device));
+    cudaStream_t st = s.stream.get();
+    const std::size_t bps = bytes_per_sample(type_);
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.data(), s.h_raw.data(), s.nof * bps, cudaMemcpyHostToDevice, st));
+    gpu::convert_to_float2(s.d_raw.data(), type_, s.nof, s.d_x.data(), nullptr, st);
+    s.search.run(s.d_x.data(), s.first, s.nof, total, s.lo, s.hi, st);
+    // cf32 chunks are located from the samples as stored, so that non-finite ones are counted.
+    s.locate.run(located_input(s), s.first, s.nof, total, s.search.d_candidates(), s.search.d_count(), st);
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_count.data(), s.search.d_count(), sizeof(gpu::search_count), cudaMemcpyDeviceToHost, st));
+    s.located.record(s.stream);
+    return {&s};
+  }
+
+  const float2* located_input(const chunk_slot& s) const
+  {
+    return type_ == datatype::cf32_le ? reinterpret_cast<const float2*>(s.d_raw.data()) : s.d_x.data();
+  }
+
+  /// The chunk's samples as stored, preaded into pinned memory by the host pool.
+  void read_chunk(const tr::sample_source& src, chunk_slot& s)
+  {
+    const std::size_t bps = bytes_per_sample(type_);
+    const std::size_t bytes = std::size_t(s.nof) * bps;
+    const std::size_t grain = READ_GRAIN / bps * bps;
+    const auto parts = unsigned((bytes + grain - 1) / grain);
+    pool_.run(parts, [&](unsigned part, unsigned) {
+      const std::size_t off = std::size_t(part) * grain;
+      const std::size_t n = std::min(grain, bytes - off);
+      const std::span<std::byte> out(s.h_raw.data() + off, n);
+      const uint64_t first = s.first + off / bps;
+      std::size_t got = 0;
+      if (file_ != nullptr) {
+        got = file_->read_raw(first, out) * bps;
+      } else {
+        // An in-memory source (tests, the Python module): read as cf32.
+        got = src.read(first, std::span<cf32>(reinterpret_cast<cf32*>(out.data()), n / bps)) * bps;
+      }
+      if (got < n) {
+        std::fill(out.begin() + std::ptrdiff_t(got), out.end(), std::byte{0}); // a file cut short under us
+      }
+    });
+  }
+
+  /// The candidates and what the device found for each, to the host.
+  void fetch_candidates(chunk_slot& s)
+  {
+    if (s.h_count[0].overflow != 0) {
+      throw std::runtime_error("GPU backend: " + std::to_string(s.h_count[0].nof_found) + " frame candidates in samples " +
+                               std::to_string(s.lo) + ".." + std::to_string(s.hi) + ", more than a chunk holds (" +
+                               std::to_string(max_cands_) + "); run with a smaller --batch or --backend cpu");
+    }
+    const uint32_t n = s.h_count[0].nof_candidates;
+    if (n == 0) {
+      return;
+    }
+    cudaStream_t st = s.stream.get();
+    WHD_CUDA_CHECK(cudaSetDevice(s.device));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_cands.data(), s.search.d_candidates(), n * sizeof(gpu::sync_candidate), cudaMemcpyDeviceToHost, st));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_located.data(), s.locate.results(), n * sizeof(gpu::located_candidate), cudaMemcpyDeviceToHost, st));
+    s.stream.synchronize();
+  }
+
+  /// The walk over this chunk's candidates, in order.
+  void walk_chunk(const tr::sample_source& src, chunk_slot& s, frame_walk& walk, receive_result& res)
+  {
+    const uint64_t total = src.size();
+    for (uint32_t i = 0; i < s.h_count[0].nof_candidates && !walk.ended(); ++i) {
+      const gpu::sync_candidate& c = s.h_cands[i];
+      detection d;
+      d.window = c.window;
+      d.coarse = c.coarse;
+      d.metric = c.metric;
+      d.cfo_cps = c.cfo_cps;
+      if (!walk.takes(d)) {
+        continue;
+      }
+      const gpu::located_candidate& g = s.h_located[i];
+      located_candidate lc = to_host(g, d, total);
+      if (g.status == gpu::locate_status::needs_more) {
+        // Its windows reach past the chunk (cannot happen with the halo above; kept
+        // so that a wrong halo costs speed, never a frame): located on the host.
+        lc = fallback_.locate(src, d);
+      }
+      if (!walk.take(d, lc)) {
+        continue;
+      }
+      std::lock_guard lk(res_m_); // the writer notes bad samples in frames already listed
+      if (lc.failure) {
+        res.header_failures.push_back(*lc.failure);
+        continue;
+      }
+      frame_result f = lc.frame->info;
+      f.payload_offset = res.payload_bytes;
+      f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
+      res.payload_bytes += f.payload_bytes;
+      res.data_symbols += f.symbols;
+      open_frame o;
+      o.fft0 = lc.frame->sync.fft0;
+      o.next = p::FIRST_DATA_SYMBOL;
+      o.end = p::FIRST_DATA_SYMBOL + f.symbols;
+      o.result = res.frames.size();
+      o.bytes_per_symbol = std::size_t(p::bytes_per_symbol(f.mod));
+      o.params = i;
+      if (g.status == gpu::locate_status::needs_more) {
+        o.carried = gpu::make_frame_params(*lc.frame);
+        o.has_carried = true;
+      }
+      res.frames.push_back(std::move(f));
+      if (o.next < o.end) {
+        open_.push_back(o);
       }
     }
   }
 
-  /// The next slot, once the writer has written its previous batch.
-  slot* acquire()
+  /// The host's record of a candidate the device located (no signal work: fields).
+  located_candidate to_host(const gpu::located_candidate& g, const detection& d, uint64_t total) const
   {
-    slot* s = slots_[next_slot_].get();
+    located_candidate lc;
+    switch (g.status) {
+    case gpu::locate_status::no_sync: lc.what = located_candidate::kind::no_preamble; lc.resume = d.coarse + L; return lc;
+    case gpu::locate_status::cut_off: lc.what = located_candidate::kind::cut_off; lc.resume = total; return lc;
+    case gpu::locate_status::needs_more: return lc;
+    case gpu::locate_status::rejected:
+      lc.what = located_candidate::kind::rejected;
+      lc.failure = header_failure{g.start, p::header_status(g.header_status), g.bad_samples};
+      lc.resume = g.start + p::NOF_PREAMBLE_SYMBOLS * L;
+      return lc;
+    case gpu::locate_status::ok: break;
+    }
+    located_frame f;
+    f.sync.start = g.start;
+    f.sync.fft0 = g.fft0;
+    f.sync.cfo_cps = g.cfo_cps;
+    f.info.start = g.start;
+    f.info.mod = p::modulation(g.mod);
+    f.info.nd = g.nd;
+    f.info.seq = uint8_t(g.seq);
+    f.info.cfo_Hz = g.cfo_cps * cfg_.sample_rate_sps;
+    f.info.snr_dB = g.snr_dB;
+    f.info.bad_samples = g.bad_samples;
+    const uint64_t first_end = fft_window(f.sync, p::FIRST_DATA_SYMBOL) + p::N;
+    const uint64_t avail = total >= first_end ? (total - first_end) / L + 1 : 0;
+    f.info.symbols = uint32_t(std::min<uint64_t>(g.nd, avail));
+    f.info.truncated = f.info.symbols < g.nd;
+    lc.what = located_candidate::kind::frame;
+    lc.resume = f.info.truncated ? total : g.start + (p::FIRST_DATA_SYMBOL + uint64_t(g.nd)) * L - p::G / 2;
+    lc.frame = std::move(f);
+    return lc;
+  }
+
+  /// The data symbols of the open frames whose windows lie in this chunk, in order;
+  /// frames that go on past it keep their parameters on the host for the next.
+  void list_symbols(chunk_slot& s, receive_result&)
+  {
+    s.count = 0;
+    s.segments.clear();
+    std::size_t nof_carried = 0;
+    const uint64_t end = s.first + s.nof;
+    for (open_frame& o : open_) {
+      if (o.has_carried) {
+        if (nof_carried == MAX_CARRIED) {
+          break; // the rest go on in the next chunk
+        }
+        s.h_carry[nof_carried] = o.carried;
+        o.params = uint32_t(max_cands_ + nof_carried);
+        ++nof_carried;
+      }
+      const std::size_t first = s.count;
+      const uint64_t m0 = o.next;
+      while (o.next < o.end && o.fft0 + o.next * L + p::N <= end && s.count < s.max_symbols) {
+        s.h_offsets[s.count] = uint32_t(o.fft0 + o.next * L - s.first);
+        s.h_desc[s.count] = {o.params, uint32_t(o.next)};
+        ++s.count;
+        ++o.next;
+      }
+      if (s.count > first) {
+        s.segments.push_back({first, s.count - first, o.bytes_per_symbol, o.result, uint32_t(m0 - p::FIRST_DATA_SYMBOL)});
+      }
+      if (o.next < o.end && !o.has_carried) {
+        // Goes on past this chunk: its parameters come to the host once.
+        WHD_CUDA_CHECK(cudaSetDevice(s.device));
+        WHD_CUDA_CHECK(cudaMemcpyAsync(&o.carried, s.locate.params() + o.params, sizeof(gpu::frame_params), cudaMemcpyDeviceToHost,
+                                       s.stream.get()));
+        s.stream.synchronize();
+        o.has_carried = true;
+      }
+    }
+    std::erase_if(open_, [](const open_frame& o) { return o.next == o.end; });
+    s.nof_carried = nof_carried;
+  }
+
+  /// The decode of the listed symbols on the chunk's stream, then its bits to the host.
+  void submit_decode(chunk_slot& s)
+  {
+    stage_timer t(times_.enqueue);
+    WHD_CUDA_CHECK(cudaSetDevice(s.device));
+    cudaStream_t st = s.stream.get();
+    if (s.count > 0) {
+      if (s.nof_carried > 0) {
+        WHD_CUDA_CHECK(cudaMemcpyAsync(s.locate.params() + max_cands_, s.h_carry.data(), s.nof_carried * sizeof(gpu::frame_params),
+                                       cudaMemcpyHostToDevice, st));
+      }
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_offsets.data(), s.h_offsets.data(), s.count * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
+      const bool cf32 = type_ == datatype::cf32_le;
+      gpu::launch_gather_windows(cf32 ? reinterpret_cast<const float2*>(s.d_raw.data()) : s.d_x.data(), s.d_offsets.data(), s.count,
+                                 s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
+      const gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.params(), s.d_out.data(), s.count};
+      gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+      if (cf32) {
+        WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_bad.data(), s.d_bad.data(), s.count * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+      }
+    }
+    s.done.record(s.stream);
+    {
+      std::lock_guard lk(m_);
+      queue_.push_back(&s);
+    }
+    queue_cv_.notify_one();
+  }
+
+  /// The next slot in turn, once the writer has written its last chunk.
+  chunk_slot* acquire()
+  {
+    chunk_slot* s = slots_[next_slot_].get();
     next_slot_ = (next_slot_ + 1) % slots_.size();
     stage_timer t(times_.wait_slot);
     std::unique_lock lk(m_);
@@ -459,65 +600,26 @@ private:
     if (writer_error_) {
       std::rethrow_exception(writer_error_);
     }
-    lk.unlock();
-    s->segments.clear();
-    s->nof_frames = 0;
-    s->last_start = ~uint64_t(0);
-    s->count = 0;
+    s->busy = true;
     return s;
   }
 
-  /// Pack the batch's windows on the host pool, then copy, decode and copy back.
-  void submit(slot& s)
+  void release(chunk_slot& s)
   {
-    {
-      stage_timer t(times_.pack);
-      pack(s);
-      if (in_type_ == datatype::cf32_le || file_ == nullptr) {
-        note_bad_samples(s);
-      }
-      release_packed(s);
-    }
-    stage_timer t(times_.enqueue);
-    WHD_CUDA_CHECK(cudaSetDevice(s.device));
-    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
-    cudaStream_t st = s.stream.get();
-    // A short batch: the last, or one cut by its frames.
-    s.layout.copy_in(s.d_in.data(), s.h_in.data(), s.count, s.h_scales.size(), bpw, s.nof_frames, st);
-    const gpu::batch_view b = s.layout.view(s.d_in.data(), s.d_out.data(), s.count);
-    gpu::launch_decode(fmt_, b, st, gcfg_.fft_exchange);
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
-    s.done.record(s.stream);
     {
       std::lock_guard lk(m_);
-      s.busy = true;
-      queue_.push_back(&s);
+      s.busy = false;
     }
-    queue_cv_.notify_one();
+    free_cv_.notify_all();
   }
 
-  /// Windows are packed in capture order: the mapped capture before this batch's
-  /// last window is not read again, so its pages leave the resident set (in steps
-  /// of RELEASE_STEP bytes) and a capture larger than memory runs in bounded memory.
-  void release_packed(const slot& s)
-  {
-    if (file_ == nullptr || raw_.empty() || s.count == 0) {
-      return;
-    }
-    const uint64_t upto = s.starts[s.count - 1];
-    if ((upto - released_) * bytes_per_sample(in_type_) >= RELEASE_STEP) {
-      file_->release_mapped(released_, upto);
-      released_ = upto;
-    }
-  }
-
-  /// Non-finite samples packed as 0, into the frames' results as the CPU reports them.
-  void note_bad_samples(const slot& s)
+  /// Non-finite samples decoded as 0, into the frames' results as the CPU reports them.
+  void note_bad_samples(const chunk_slot& s)
   {
     for (const segment& seg : s.segments) {
       frame_result& f = res_->frames[seg.result];
       for (std::size_t i = 0; i < seg.count; ++i) {
-        const uint32_t n = s.bad[seg.first + i];
+        const uint32_t n = s.h_bad[seg.first + i];
         if (n == 0) {
           continue;
         }
@@ -532,80 +634,11 @@ private:
     }
   }
 
-  void pack(slot& s)
-  {
-    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
-    const unsigned parts = unsigned(std::min<std::size_t>(pool_.size() * 4, (s.count + PACK_GRAIN - 1) / PACK_GRAIN));
-    pool_.run(std::max(parts, 1u), [&](unsigned part, unsigned nof_parts) {
-      const std::size_t lo = s.count * part / nof_parts, hi = s.count * (part + 1) / nof_parts;
-      if (lo == hi) {
-        return;
-      }
-      const std::span<std::byte> out(s.h_in.data() + lo * bpw, (hi - lo) * bpw);
-      const std::span<float> scales(s.h_scales.data() + lo, hi - lo);
-      const std::span<const uint64_t> starts(s.starts.data() + lo, hi - lo);
-      const std::span<uint32_t> bad(s.bad.data() + lo, hi - lo);
-      if (file_ != nullptr) {
-        pack_from_file(starts, out, scales, bad);
-        return;
-      }
-      if (!raw_.empty()) {
-        // Straight from memory into pinned memory.
-        tr::pack_windows(datatype::cf32_le, raw_, starts, p::N, fmt_, out, scales, bad);
-        return;
-      }
-      // Fallback: read the span the windows cover, then pack.
-      thread_local std::vector<cf32> staging;
-      thread_local std::vector<uint64_t> rel;
-      const uint64_t first = starts.front();
-      staging.resize(std::size_t(starts.back() - first) + p::N);
-      src_->read(first, staging);
-      rel.resize(starts.size());
-      for (std::size_t i = 0; i < starts.size(); ++i) {
-        rel[i] = starts[i] - first;
-      }
-      tr::pack_windows(datatype::cf32_le, std::as_bytes(std::span<const cf32>(staging)), rel, p::N, fmt_, out, scales, bad);
-    });
-  }
-
-  /// Windows of a capture file: runs of them are read with pread into a small
-  /// per-thread buffer (which stays in cache) and packed from there. Reading
-  /// through the mapping instead costs a page fault per few windows, contended
-  /// between the packing threads and the search (on the H100 machine, end to end
-  /// at 32768 symbols per batch: 64 ns/symbol that way, 42 this way;
-  /// bench/results/e2e-h100-2026-11-23.md).
-  void pack_from_file(std::span<const uint64_t> starts, std::span<std::byte> out, std::span<float> scales, std::span<uint32_t> bad)
-  {
-    const std::size_t bps = bytes_per_sample(in_type_);
-    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt_);
-    thread_local std::vector<std::byte> staging;
-    thread_local std::vector<uint64_t> rel;
-    for (std::size_t k = 0; k < starts.size();) {
-      // The longest run from k whose span fits the buffer (at least one window).
-      const uint64_t first = starts[k];
-      std::size_t e = k + 1;
-      while (e < starts.size() && starts[e] >= first && (starts[e] + p::N - first) * bps <= PACK_READ_BYTES) {
-        ++e;
-      }
-      const std::size_t span = std::size_t(starts[e - 1] - first) + p::N;
-      staging.resize(span * bps);
-      // A capture cut short under us reads short: pack_windows then names the window outside it.
-      staging.resize(file_->read_raw(first, staging) * bps);
-      rel.resize(e - k);
-      for (std::size_t i = k; i < e; ++i) {
-        rel[i - k] = starts[i] - first;
-      }
-      tr::pack_windows(in_type_, staging, rel, p::N, fmt_, out.subspan(k * bpw, (e - k) * bpw), scales.subspan(k, e - k),
-                       bad.subspan(k, e - k));
-      k = e;
-    }
-  }
-
-  /// The writer thread: batches in submission order, payload to the sink.
+  /// The writer thread: chunks in order, payload to the sink.
   void write_loop(payload_sink& sink)
   {
     for (;;) {
-      slot* s = nullptr;
+      chunk_slot* s = nullptr;
       {
         std::unique_lock lk(m_);
         queue_cv_.wait(lk, [&] { return !queue_.empty() || writer_done_; });
@@ -622,6 +655,10 @@ private:
             s->done.synchronize();
           }
           stage_timer t(times_.write_sink);
+          if (type_ == datatype::cf32_le) {
+            std::lock_guard lk(res_m_);
+            note_bad_samples(*s);
+          }
           for (const segment& seg : s->segments) {
             const uint8_t* out = s->h_out.data() + seg.first * gpu::OUT_STRIDE;
             if (seg.bytes_per_symbol == gpu::OUT_STRIDE) {
@@ -637,11 +674,7 @@ private:
         std::lock_guard lk(m_);
         writer_error_ = std::current_exception();
       }
-      {
-        std::lock_guard lk(m_);
-        s->busy = false;
-      }
-      free_cv_.notify_all();
+      release(*s);
     }
   }
 
@@ -660,25 +693,22 @@ private:
   rx_config cfg_;
   gpu_config gcfg_;
   host_pool pool_;
-  std::unique_ptr<frame_locator> locator_; ///< made once: its channel smoother's set-up costs more than a short capture
-  std::unique_ptr<block_filter> filter_;   ///< the search's block filter, made at the first integer capture
-  datatype in_type_ = datatype::cf32_le;
-  tr::link_format fmt_ = tr::link_format::f32;
-  tr::link_format slots_fmt_ = tr::link_format::f32;
+  std::unique_ptr<channel_smoother> smoother_;
+  candidate_locator fallback_; ///< for a candidate whose windows reach past its chunk
+  datatype type_ = datatype::cf32_le;
+  datatype slots_type_ = datatype::cf32_le;
   const tr::capture_reader* file_ = nullptr;
-  const tr::sample_source* src_ = nullptr;
-  std::span<const std::byte> raw_;
-  std::vector<std::unique_ptr<slot>> slots_;
-  std::size_t asked_ = 0;     ///< symbols per batch asked for (slots are remade when it changes)
-  std::size_t per_batch_ = 0; ///< symbols per batch of the slots (fewer than asked when memory was short)
-  uint64_t released_ = 0;     ///< mapped samples before this were released from the resident set
+  std::vector<std::unique_ptr<chunk_slot>> slots_;
+  uint64_t positions_ = 0;    ///< positions searched per chunk
+  std::size_t max_cands_ = 0; ///< candidates a chunk holds at most
   std::size_t next_slot_ = 0;
-  slot* current_ = nullptr;
-  receive_result* res_ = nullptr; ///< the run's result (main thread only)
+  std::vector<open_frame> open_;
+  receive_result* res_ = nullptr;
+  std::mutex res_m_; ///< the writer's bad-sample notes against the walk's appends
   // Shared with the writer thread.
   std::mutex m_;
   std::condition_variable queue_cv_, free_cv_;
-  std::deque<slot*> queue_;
+  std::deque<chunk_slot*> queue_;
   bool writer_done_ = false;
   stage_times times_; // wait_gpu and write_sink are the writer's, the rest the caller's
   std::exception_ptr writer_error_;
