@@ -59,6 +59,33 @@ TEST(payload_file_sink, pieces_of_every_size_come_back_whole)
   fs::remove(path);
 }
 
+TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
+{
+  // Writes from PARALLEL_FROM on go out in pieces at their offsets, several threads
+  // at once; small ones between them are buffered: the file must be the bytes in order.
+  const fs::path path = fs::path(testing::TempDir()) / "payload_file_sink_parallel.bin";
+  std::mt19937 g(4101);
+  std::vector<uint8_t> bytes(40 << 20);
+  for (auto& b : bytes) {
+    b = static_cast<uint8_t>(g());
+  }
+  for (unsigned threads : {2u, 5u, 8u}) {
+    {
+      bb::payload_file_sink sink(path.string(), threads);
+      std::size_t at = 0;
+      for (std::size_t k = 0; at < bytes.size(); ++k) {
+        const std::size_t n = std::min(k % 3 == 0 ? std::size_t(17) : bb::payload_file_sink::PARALLEL_FROM * (k % 7) + 12345, bytes.size() - at);
+        sink.write(std::span<const uint8_t>(bytes.data() + at, n));
+        at += n;
+      }
+      EXPECT_EQ(sink.size(), bytes.size());
+      sink.close();
+    }
+    EXPECT_EQ(read_all(path), bytes) << threads << " threads";
+  }
+  fs::remove(path);
+}
+
 TEST(payload_file_sink, a_file_that_cannot_be_made_is_named)
 {
   const std::string path = (fs::path(testing::TempDir()) / "no_such_dir" / "payload.bin").string();
