@@ -659,15 +659,23 @@ private:
             std::lock_guard lk(res_m_);
             note_bad_samples(*s);
           }
+          // One write a chunk: QPSK symbols (84 of the 168 bytes of their slot) are
+          // packed together first, so that the sink sees large writes.
+          bool packed = true;
           for (const segment& seg : s->segments) {
-            const uint8_t* out = s->h_out.data() + seg.first * gpu::OUT_STRIDE;
-            if (seg.bytes_per_symbol == gpu::OUT_STRIDE) {
-              sink.write(std::span<const uint8_t>(out, seg.count * seg.bytes_per_symbol));
-            } else {
+            packed = packed && seg.bytes_per_symbol == gpu::OUT_STRIDE;
+          }
+          if (packed) {
+            sink.write(std::span<const uint8_t>(s->h_out.data(), s->count * gpu::OUT_STRIDE));
+          } else {
+            compact_.clear();
+            for (const segment& seg : s->segments) {
+              const uint8_t* out = s->h_out.data() + seg.first * gpu::OUT_STRIDE;
               for (std::size_t i = 0; i < seg.count; ++i) {
-                sink.write(std::span<const uint8_t>(out + i * gpu::OUT_STRIDE, seg.bytes_per_symbol));
+                compact_.insert(compact_.end(), out + i * gpu::OUT_STRIDE, out + i * gpu::OUT_STRIDE + seg.bytes_per_symbol);
               }
             }
+            sink.write(compact_);
           }
         }
       } catch (...) {
@@ -712,6 +720,7 @@ private:
   bool writer_done_ = false;
   stage_times times_; // wait_gpu and write_sink are the writer's, the rest the caller's
   std::exception_ptr writer_error_;
+  std::vector<uint8_t> compact_; ///< the writer's packed chunk of mixed modulations
 };
 
 } // namespace
