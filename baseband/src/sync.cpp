@@ -275,9 +275,21 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
   // opened (a run already open at `base` is at least as old as base).
   uint64_t run = base;
   for (uint64_t n = base; n < hi; ++n) {
-    const std::size_t i = std::size_t(n - base);
+    std::size_t i = std::size_t(n - base);
     if (cross_[i] == 0) {
-      continue;
+      // Skip the quiet positions eight at a time (most of a capture).
+      const std::size_t end = std::size_t(hi - base);
+      uint64_t word = 0;
+      while (i + 8 <= end && (std::memcpy(&word, cross_.data() + i, 8), word == 0)) {
+        i += 8;
+      }
+      while (i < end && cross_[i] == 0) {
+        ++i;
+      }
+      n = base + i;
+      if (n >= hi) {
+        break;
+      }
     }
     const bool edge = n == 0 || (n > base && cross_[i - 1] == 0);
     if (edge) {
