@@ -7,7 +7,8 @@
 
 Each capture's payload and report land in DIR/ (NAME.payload, NAME.report.json) and a
 line in DIR/summary.jsonl: capture, status (ok/failed), frames, header_failures,
-data_symbols, seconds, payload, report, error (payload and report relative to DIR).
+data_symbols, seconds, payload, report, error, warnings (payload and report relative
+to DIR; warnings are whd-rx's, e.g. a data file cut short).
 summary.jsonl is appended to as captures finish (under a lock, so Slurm array tasks
 may share it; the last line of a capture counts) and rewritten with one line per
 capture at the end of a run. A capture whose last line is ok and whose files are
@@ -33,13 +34,16 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import sys
 import time
+import warnings
 from typing import Iterable, Optional
 
 SUMMARY = "summary.jsonl"
-FIELDS = ("capture", "status", "frames", "header_failures", "data_symbols", "seconds", "payload", "report", "error")
+FIELDS = ("capture", "status", "frames", "header_failures", "data_symbols", "seconds", "payload", "report", "error",
+          "warnings")
 RAW_EXTENSIONS = (".cf32", ".cfile", ".ci16", ".sc16", ".ci8", ".sc8")
 
 
@@ -110,7 +114,11 @@ def decode_one(capture: str, out_dir: str, key: str, backend: str = "auto", gpus
     report = os.path.join(out_dir, row["report"])
     t0 = time.monotonic()
     try:
-        r = whdrx.decode(capture, backend=backend, gpus=gpus, threads=threads, output=payload + ".part")
+        # whd-rx's warnings (a data file cut short, NaN samples) go into the row, not a worker's log.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = whdrx.decode(capture, backend=backend, gpus=gpus, threads=threads, output=payload + ".part")
+        row["warnings"] = [str(w.message) for w in caught] or None
         with open(report + ".part", "w") as f:
             json.dump(r.report, f, indent=2)
             f.write("\n")
@@ -219,7 +227,7 @@ def local_cluster(workers: Optional[int], gpus_per_worker: int, backend: str, re
         for w in range(n):
             devices = ",".join(str(d) for d in range(w * gpus_per_worker, (w + 1) * gpus_per_worker))
             specs[f"gpu{w}"] = {"cls": Nanny, "options": {
-                "nthreads": 1, "resources": {"GPU": gpus_per_worker}, "memory_limit": 0,
+                "nthreads": 1, "resources": {"GPU": gpus_per_worker}, "memory_limit": 0, "silence_logs": logging.WARNING,
                 "env": {"CUDA_VISIBLE_DEVICES": devices}}}
         resource, per_decode_gpus = "GPU", gpus_per_worker
     else:
@@ -230,7 +238,7 @@ def local_cluster(workers: Optional[int], gpus_per_worker: int, backend: str, re
         threads = max(1, cores // n)
         for w in range(n):
             specs[f"cpu{w}"] = {"cls": Nanny, "options": {
-                "nthreads": 1, "resources": {"DECODE": 1}, "memory_limit": 0,
+                "nthreads": 1, "resources": {"DECODE": 1}, "memory_limit": 0, "silence_logs": logging.WARNING,
                 # No worker of a CPU cluster touches a GPU, even with backend auto.
                 "env": {"CUDA_VISIBLE_DEVICES": ""}}}
         resource, per_decode_gpus = "DECODE", 1
