@@ -2,7 +2,7 @@
 
     python3 -m whdrx.batch CAPTURE_OR_DIR... --out DIR [--scheduler ADDRESS] [--workers N]
                            [--gpus-per-worker K] [--backend auto|cpu|gpu] [--retries R] [--force]
-    python3 -m whdrx.batch --one CAPTURE --out DIR      # one capture, no Dask (scripts/slurm-batch.sh)
+    python3 -m whdrx.batch --one CAPTURE --out DIR [--list FILE]  # one capture, no Dask (scripts/slurm-batch.sh)
     python3 -m whdrx.batch --summary --out DIR          # print DIR's table, one line per capture
 
 Each capture's payload and report land in DIR/ (NAME.payload, NAME.report.json) and a
@@ -316,15 +316,23 @@ def run_batch(captures: list[str], out_dir: str, *, scheduler: Optional[str], wo
     return 0 if all(r["status"] == "ok" for r in mine) else 1
 
 
-def run_one(capture: str, out_dir: str, backend: str, gpus: int, force: bool, threads: int) -> int:
-    """One capture in this process (a Slurm array task): skipped when done, else decoded."""
+def run_one(capture: str, out_dir: str, backend: str, gpus: int, force: bool, threads: int,
+            listing: Optional[str] = None) -> int:
+    """One capture in this process (a Slurm array task): skipped when done, else decoded.
+    `listing` (a file of the archive's captures, one a line) names the outputs as a
+    whole batch would (two captures of one name in different folders)."""
     os.makedirs(out_dir, exist_ok=True)
     capture = find_captures([capture])[0]
+    key = capture_key(capture)
+    if listing:
+        with open(listing) as f:
+            keys = assign_keys(find_captures([line.rstrip("\n") for line in f if line.strip()] + [capture]))
+        key = keys[capture]
     previous = read_rows(out_dir).get(capture)
     if not force and is_done(previous, out_dir):
         print(json.dumps(previous))
         return 0
-    row = decode_one(capture, os.path.abspath(out_dir), capture_key(capture), backend, gpus, threads)
+    row = decode_one(capture, os.path.abspath(out_dir), key, backend, gpus, threads)
     append_row(out_dir, row)
     print(json.dumps(row))
     return 0 if row["status"] == "ok" else 1
@@ -344,6 +352,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--retries", type=int, default=2, metavar="R", help="times a task is retried when its worker dies")
     p.add_argument("--force", action="store_true", help="decode captures already done in DIR again")
     p.add_argument("--one", metavar="CAPTURE", help="decode this capture in this process, without Dask (Slurm array tasks)")
+    p.add_argument("--list", metavar="FILE", help="with --one: the archive's captures, one a line (output names as a batch gives them)")
     p.add_argument("--threads", type=int, default=0, metavar="T", help="with --one: host threads (0: all cores)")
     p.add_argument("--summary", action="store_true", help="only print DIR's summary (one line per capture kept)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress, no table")
@@ -359,7 +368,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.one:
         if a.captures:
             p.error("--one takes one capture; give no others")
-        return run_one(a.one, a.out, a.backend, a.gpus_per_worker, a.force, a.threads)
+        return run_one(a.one, a.out, a.backend, a.gpus_per_worker, a.force, a.threads, a.list)
     if not a.captures:
         p.error("no capture or folder given")
     captures = find_captures(a.captures)
