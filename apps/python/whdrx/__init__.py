@@ -16,14 +16,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
-import numpy as np
-
-from . import _whdrx
+_WRONG_PYTHON = ("run the interpreter the module was built for (BUILD/python/whdrx.env names it; by default "
+                 f"Debian's /usr/bin/python3), not {sys.executable}")
+try:
+    import numpy as np
+except ImportError as e:
+    raise ImportError(f"whdrx needs numpy (Debian package python3-numpy): {e}; or {_WRONG_PYTHON}") from e
+try:
+    from . import _whdrx
+except ImportError as e:
+    raise ImportError(f"whdrx's extension _whdrx does not load here: {e}; {_WRONG_PYTHON}") from e
 
 __all__ = ["CaptureError", "DecodeResult", "Transmission", "decode", "transmit", "SAMPLE_RATE_SPS"]
 
