@@ -124,7 +124,9 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   options o;
   po::options_description desc(DESCRIPTION);
   desc.add_options()("help,h", "show this help and exit")
-    ("output,o", po::value(&o.payload)->value_name("FILE"), "write the payload bytes to FILE (default: not written)")
+    ("output,o", po::value(&o.payload)->value_name("FILE"),
+     "write the payload bytes to FILE (default: not written); '-' is standard output (then --report must name a file), so "
+     "that 'whd-rx CAPTURE -o - --report r.json | consumer' needs no temporary file")
     ("report,r", po::value(&o.report)->value_name("FILE")->default_value("-"), "write the JSON report to FILE; '-' is standard output")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
@@ -188,6 +190,8 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--sample-rate must be positive";
   } else if (o.report.empty()) {
     problem = "--report needs a file name or '-'";
+  } else if (o.payload == "-" && o.report == "-") {
+    problem = "-o - writes the payload to standard output: give the report a file with --report FILE";
   } else if (o.dump_frames.empty() || o.dump_frames.find_first_not_of("0123456789,") != std::string::npos) {
     problem = "--dump-frames must be frame indices separated by commas, e.g. 0,2, not '" + o.dump_frames + "'";
   }
@@ -273,6 +277,11 @@ int run(const options& o)
   auto log = spdlog::stderr_color_mt("whd-rx");
   log->set_level(o.quiet ? spdlog::level::warn : (o.verbose ? spdlog::level::debug : spdlog::level::info));
   const auto t0 = std::chrono::steady_clock::now();
+  // Process start, as the kernel saw it (the report's wall and set-up times count from it).
+  const double t0_since_start = bb::seconds_since_process_start().value_or(0.0);
+  // A reader that closes the pipe of `-o -` makes write() fail with EPIPE, reported
+  // as an error, rather than killing the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
 
   tr::capture_info info;
   std::unique_ptr<tr::capture_reader> reader;
@@ -314,10 +323,13 @@ int run(const options& o)
     file = std::make_unique<bb::payload_file_sink>(o.payload);
   }
   bb::tee_sink sink(file.get(), checker.get());
+  const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
   if (file) {
     file->close();
   }
+  const double since_t0 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bb::run_seconds split{t0_since_start + since_t0, t0_since_start + run_start + result.setup_seconds};
 
   std::optional<bb::truth_comparison> truth;
   if (checker) {
@@ -326,7 +338,7 @@ int run(const options& o)
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
-  const auto report = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth)
+  const auto report = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps)
                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (o.report == "-") {
     std::cout << report << "\n";

@@ -47,11 +47,25 @@ private:
   payload_sink* second_;
 };
 
+/// What a user waited for, as the report's timing states it beside the profile's
+/// per-symbol figures.
+struct run_seconds {
+  double wall = 0.0;  ///< process start to the payload written (the whole run)
+  double setup = 0.0; ///< process start to the first samples handed over: CUDA context, allocations
+};
+
+/// Seconds since this process started (the kernel's start time of the process,
+/// 10 ms resolution), or nullopt where it cannot be read.
+std::optional<double> seconds_since_process_start();
+
 /// The report of one whole decode (profile §9, report.hpp's make_report): `capture`
 /// is the name the user gave (a path, or a description of samples in memory),
-/// `seconds` the run's wall time end to end.
+/// `seconds` the run's wall time end to end (capture opened to payload written).
+/// With `split`, the timing also holds setup_seconds, decode_seconds, wall_seconds,
+/// air_seconds (capture samples / sample rate) and x_realtime_air (air over wall).
 nlohmann::json make_run_report(const std::string& capture, const transport::capture_info& info, const receive_result& res,
                                std::string_view backend, double seconds,
-                               const std::optional<truth_comparison>& truth = std::nullopt);
+                               const std::optional<truth_comparison>& truth = std::nullopt,
+                               const std::optional<run_seconds>& split = std::nullopt, double sample_rate_sps = 0.0);
 
 } // namespace whd::baseband
