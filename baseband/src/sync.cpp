@@ -64,12 +64,8 @@ std::size_t zero_non_finite(std::span<cf32> x)
 }
 
 namespace {
-/// Whether the source's samples are integers: a ci8 or ci16 capture file.
-bool integer_samples(const transport::sample_source& src)
-{
-  const auto* f = dynamic_cast<const transport::capture_reader*>(&src);
-  return f != nullptr && is_integer(f->info().type);
-}
+/// Whether the source's samples are integers: a ci8 or ci16 capture.
+bool integer_samples(const transport::sample_source& src) { return is_integer(src.type()); }
 
 constexpr std::size_t BLOCK = candidate_search::BLOCK; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
@@ -250,12 +246,11 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
   cross_.resize(nof);
   const auto nof_blocks = std::size_t(end_block - first_block);
   maybe_.assign(nof_blocks, 1);
-  const auto* file = dynamic_cast<const transport::capture_reader*>(&src);
   const bool integer = integer_samples(src);
-  if (filter_ != nullptr && file != nullptr && integer) {
+  if (filter_ != nullptr && integer) {
     for (std::size_t k = 0; k < nof_blocks; k += FILTER_BLOCKS) {
       const std::size_t n = std::min(FILTER_BLOCKS, nof_blocks - k);
-      filter_->mark(*file, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
+      filter_->mark(src, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
     }
   }
   const auto parts = unsigned(std::min<std::size_t>(scratch_.size(), nof_blocks));
