@@ -27,4 +27,10 @@ if [[ -d $WHD_ROOT/../shared/vectors ]]; then
   cp -r "$WHD_ROOT/../shared/vectors" "$dist/vectors"
 fi
 cp -r "$here/../scripts" "$dist/scripts"
+# The Python module whdrx (built for the interpreter in python/whdrx.env), when built.
+if compgen -G "$WHD_BUILD/python/whdrx/_whdrx*.so" >/dev/null; then
+  mkdir -p "$dist/python"
+  cp -r "$WHD_BUILD/python/whdrx" "$WHD_BUILD/python/whdrx.env" "$dist/python/"
+  rm -rf "$dist/python/whdrx/__pycache__"
+fi
 du -sh "$dist"

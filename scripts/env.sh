@@ -6,6 +6,9 @@ WHD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WHD_BUILD=${WHD_BUILD:-$WHD_ROOT/build}
 WHD_JOBS=${WHD_JOBS:-$(nproc)}
 export WHD_ROOT WHD_BUILD WHD_JOBS
+# The Python module whdrx, from the build tree (BUILD/python/whdrx; built for the
+# interpreter named in BUILD/python/whdrx.env, Debian's /usr/bin/python3 by default).
+export PYTHONPATH="$WHD_BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
 
 # whd_build [extra cmake args...]: configure (once) and build everything.
 whd_build() {

@@ -1,12 +1,11 @@
 // whd-rx: decode a WHD-HRP capture to payload bytes and a JSON report.
 // Option parsing, wiring and logging only; the receive chain lives in baseband/.
+#include <whd/baseband/decode_run.hpp>
 #include <whd/baseband/frame_dump.hpp>
-#include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
+#include <whd/baseband/receiver_factory.hpp>
 #include <whd/baseband/report.hpp>
-#include <whd/fft/tune_cache.hpp>
 #include <whd/transport/capture.hpp>
-#include <whd/transport/cuda.hpp>
 #include <whd/transport/link_pack.hpp>
 
 #include <boost/program_options.hpp>
@@ -22,7 +21,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <future>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -126,7 +124,9 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   options o;
   po::options_description desc(DESCRIPTION);
   desc.add_options()("help,h", "show this help and exit")
-    ("output,o", po::value(&o.payload)->value_name("FILE"), "write the payload bytes to FILE (default: not written)")
+    ("output,o", po::value(&o.payload)->value_name("FILE"),
+     "write the payload bytes to FILE (default: not written); '-' is standard output (then --report must name a file), so "
+     "that 'whd-rx CAPTURE -o - --report r.json | consumer' needs no temporary file")
     ("report,r", po::value(&o.report)->value_name("FILE")->default_value("-"), "write the JSON report to FILE; '-' is standard output")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
@@ -178,18 +178,20 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   std::string problem;
   if (o.capture.empty()) {
     problem = "no capture given";
-  } else if (o.backend != "auto" && o.backend != "cpu" && o.backend != "gpu") {
+  } else if (!bb::parse_backend(o.backend)) {
     problem = "--backend must be auto, cpu or gpu, not '" + o.backend + "'";
   } else if (!o.format.empty() && !whd::parse_datatype(o.format)) {
     problem = "--format must be cf32_le, ci16_le or ci8, not '" + o.format + "'";
   } else if (o.link != "auto" && !tr::parse_link_format(o.link)) {
     problem = "--link must be auto, f32, half or int8, not '" + o.link + "'";
-  } else if (o.gpus != "all" && (o.gpus.empty() || o.gpus.find_first_not_of("0123456789") != std::string::npos || std::stoul(o.gpus) == 0)) {
+  } else if (!bb::parse_gpu_count(o.gpus)) {
     problem = "--gpus must be a positive number or 'all', not '" + o.gpus + "'";
   } else if (o.sample_rate && !(*o.sample_rate > 0.0)) {
     problem = "--sample-rate must be positive";
   } else if (o.report.empty()) {
     problem = "--report needs a file name or '-'";
+  } else if (o.payload == "-" && o.report == "-") {
+    problem = "-o - writes the payload to standard output: give the report a file with --report FILE";
   } else if (o.dump_frames.empty() || o.dump_frames.find_first_not_of("0123456789,") != std::string::npos) {
     problem = "--dump-frames must be frame indices separated by commas, e.g. 0,2, not '" + o.dump_frames + "'";
   }
@@ -200,41 +202,6 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   }
   return o;
 }
-
-/// Forwards the payload to the file and to the --truth comparison, each if any
-/// (neither keeps it: memory stays bounded for any capture size). With both, a
-/// large write goes to the two at once, on this thread and one other: on a 40 GB
-/// capture the two one after the other bound the whole run (whd-rx -v's stage
-/// "writer: payload to the sink").
-class tee_sink final : public bb::payload_sink {
-public:
-  tee_sink(bb::payload_sink* file, bb::payload_sink* truth) : file_(file), truth_(truth) {}
-  void write(std::span<const uint8_t> bytes) override
-  {
-    constexpr std::size_t PARALLEL_FROM = std::size_t(1) << 16;
-    if (file_ != nullptr && truth_ != nullptr && bytes.size() >= PARALLEL_FROM) {
-      auto check = std::async(std::launch::async, [&] { truth_->write(bytes); });
-      try {
-        file_->write(bytes);
-      } catch (...) {
-        check.wait();
-        throw;
-      }
-      check.get();
-      return;
-    }
-    if (file_ != nullptr) {
-      file_->write(bytes);
-    }
-    if (truth_ != nullptr) {
-      truth_->write(bytes);
-    }
-  }
-
-private:
-  bb::payload_sink* file_;
-  bb::payload_sink* truth_;
-};
 
 /// Progress on a terminal only, at most four times a second.
 bb::progress_fn make_progress(bool enabled)
@@ -254,87 +221,31 @@ bb::progress_fn make_progress(bool enabled)
   };
 }
 
-/// Why a capture of this size cannot hold a frame, if it cannot.
-std::optional<std::string> unusable_size(const tr::capture_info& info)
-{
-  constexpr auto L = uint64_t(whd::profile::SYMBOL_LEN);
-  if (info.nof_samples == 0) {
-    return std::string("is empty: there are no samples to decode; check that the recording finished and that this "
-                       "is the right file");
-  }
-  if (info.nof_samples < L) {
-    return "holds " + std::to_string(info.nof_samples) + " " + std::string(whd::to_string(info.type)) +
-           " samples, fewer than one OFDM symbol (" + std::to_string(L) +
-           "), so no frame can be in it; check that the recording finished and that this is the right file";
-  }
-  return std::nullopt;
-}
-
-/// Annotations of the meta that reach past the data: the data file was likely cut.
-void warn_if_cut_short(const tr::capture_info& info, spdlog::logger& log)
-{
-  uint64_t reach = 0;
-  for (const auto& a : info.annotations) {
-    const uint64_t end = a.sample_count > UINT64_MAX - a.sample_start ? UINT64_MAX : a.sample_start + a.sample_count;
-    reach = std::max(reach, end);
-  }
-  if (reach > info.nof_samples) {
-    log.warn("'{}': its annotations reach sample {} but '{}' holds {} samples: the data file looks cut short; frames "
-             "past its end are reported truncated or not at all",
-             info.meta_path.string(), reach, info.data_path.string(), info.nof_samples);
-  }
-}
-
-/// Frames and rejected headers whose windows held NaN or infinite samples.
-void warn_bad_samples(const bb::receive_result& res, spdlog::logger& log)
-{
-  const auto frames = std::count_if(res.frames.begin(), res.frames.end(), [](const auto& f) { return f.bad_samples > 0; });
-  const auto failures = std::count_if(res.header_failures.begin(), res.header_failures.end(),
-                                      [](const auto& h) { return h.bad_samples > 0; });
-  if (frames > 0 || failures > 0) {
-    log.warn("{} frame(s) and {} rejected header(s) held NaN or infinite samples, decoded as 0: their bits may be wrong "
-             "(see bad_samples and bad_symbols in the report)",
-             frames, failures);
-  }
-}
-
+/// The receiver the options ask for (receiver_factory.hpp resolves them), with the
+/// choice logged once.
 std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, whd::datatype capture_type, spdlog::logger& log)
 {
-  const int gpus = o.backend == "cpu" ? 0 : whd::cuda::device_count();
-  if (o.backend == "gpu" && gpus == 0) {
-    throw std::runtime_error("--backend gpu: " + whd::cuda::no_device_reason() + "; use --backend cpu (or auto, which falls back to it)");
+  bb::receiver_request req;
+  req.backend = *bb::parse_backend(o.backend);
+  if (o.link != "auto") {
+    req.link = tr::parse_link_format(o.link);
   }
-  if (gpus > 0) {
-    bb::gpu_config g;
-    if (o.link != "auto") {
-      g.link = tr::parse_link_format(o.link);
-    }
-    g.symbols_per_batch = o.batch;
-    g.device = o.device;
-    g.pack_threads = o.threads;
-    g.notice = [&log](const std::string& line) { log.warn("{}", line); };
-    if (o.device >= gpus) {
-      throw std::runtime_error("--device " + std::to_string(o.device) + ": only " + std::to_string(gpus) + " CUDA device(s) present");
-    }
-    const int wanted = o.gpus == "all" ? gpus - o.device : int(std::stoul(o.gpus));
-    g.nof_gpus = std::min(wanted, gpus - o.device);
-    if (g.nof_gpus < wanted) {
-      log.warn("--gpus {}: only {} CUDA device(s) from device {} on; using {}", o.gpus, gpus - o.device, o.device, g.nof_gpus);
-    }
-    // The FFT's exchange from the tune cache (whd-bench fft --tune), for the link's input type.
-    const auto tuned = whd::fft::load_tuned_choice();
-    const auto link = g.link.value_or(tr::auto_link_format(capture_type));
-    const auto input = link == tr::link_format::int8 ? whd::fft::input_type::ci8
-                       : link == tr::link_format::half ? whd::fft::input_type::cf16 : whd::fft::input_type::cf32;
-    g.fft_exchange = tuned[input].exch;
-    log.info("GPU: {} device(s) from {}, link {}, FFT exchange {} ({})", g.nof_gpus, o.device, tr::to_string(link),
-             g.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory", tuned.source);
-    return bb::make_gpu_receiver(cfg, g);
-  }
-  if (o.backend == "auto") {
-    log.info("backend auto: {}; using the CPU", whd::cuda::no_device_reason());
-  }
-  return bb::make_cpu_receiver(cfg);
+  req.nof_gpus = *bb::parse_gpu_count(o.gpus);
+  req.gpus_text = o.gpus;
+  req.device = o.device;
+  req.batch = o.batch;
+  req.threads = o.threads;
+  auto made = bb::make_receiver(
+    req, cfg, capture_type, [&log](const std::string& line) { log.warn("{}", line); },
+    [&log](const bb::receiver_choice& c) {
+      if (c.backend == "gpu") {
+        log.info("GPU: {} device(s) from {}, link {}, FFT exchange {} ({})", c.nof_gpus, c.device, tr::to_string(c.link),
+                 c.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory", c.fft_source);
+      } else if (!c.reason.empty()) {
+        log.info("backend auto: {}; using the CPU", c.reason);
+      }
+    });
+  return std::move(made.rx);
 }
 
 /// --dump: the chosen frames decoded again by the CPU reference, as JSON.
@@ -366,6 +277,11 @@ int run(const options& o)
   auto log = spdlog::stderr_color_mt("whd-rx");
   log->set_level(o.quiet ? spdlog::level::warn : (o.verbose ? spdlog::level::debug : spdlog::level::info));
   const auto t0 = std::chrono::steady_clock::now();
+  // Process start, as the kernel saw it (the report's wall and set-up times count from it).
+  const double t0_since_start = bb::seconds_since_process_start().value_or(0.0);
+  // A reader that closes the pipe of `-o -` makes write() fail with EPIPE, reported
+  // as an error, rather than killing the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
 
   tr::capture_info info;
   std::unique_ptr<tr::capture_reader> reader;
@@ -376,11 +292,13 @@ int run(const options& o)
     log->error("{}", e.what());
     return EXIT_RUNTIME;
   }
-  if (const auto problem = unusable_size(info)) {
+  if (const auto problem = bb::unusable_capture_size(info)) {
     log->error("'{}': {}", info.data_path.string(), *problem);
     return EXIT_RUNTIME;
   }
-  warn_if_cut_short(info, *log);
+  if (const auto warning = bb::cut_short_warning(info)) {
+    log->warn("{}", *warning);
+  }
   std::unique_ptr<bb::truth_checker> checker;
   if (!o.truth.empty()) {
     try {
@@ -404,23 +322,24 @@ int run(const options& o)
   if (!o.payload.empty()) {
     file = std::make_unique<bb::payload_file_sink>(o.payload);
   }
-  tee_sink sink(file.get(), checker.get());
+  bb::tee_sink sink(file.get(), checker.get());
+  const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
   if (file) {
     file->close();
   }
+  const double since_t0 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bb::run_seconds split{t0_since_start + since_t0, t0_since_start + run_start + result.setup_seconds};
 
   std::optional<bb::truth_comparison> truth;
   if (checker) {
     truth = checker->result();
     truth->path = o.truth;
   }
-  uint64_t payload_bits = result.payload_bytes * 8;
-  bb::input_description in{o.capture, std::string(whd::to_string(info.type)), info.nof_samples, info.sample_rate_sps};
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const bb::timing_description timing{std::string(rx->backend()), "end-to-end", seconds, result.data_symbols, payload_bits};
   // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
-  const auto report = bb::make_report(in, result, timing, truth).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto report = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps)
+                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (o.report == "-") {
     std::cout << report << "\n";
   } else {
@@ -449,7 +368,9 @@ int run(const options& o)
     log->info("truth: {} bit errors in {} bits (BER {:.3g}), {} bits missing or extra", truth->bit_errors, truth->compared_bits,
               truth->ber(), truth->missing_bits);
   }
-  warn_bad_samples(result, *log);
+  if (const auto warning = bb::bad_samples_warning(result)) {
+    log->warn("{}", *warning);
+  }
   if (result.interrupted) {
     const int sig = g_signal != 0 ? int(g_signal) : SIGINT;
     log->warn("interrupted by {}: the payload and report hold the {} frame(s) decoded before it, whole; the capture was "

@@ -138,10 +138,10 @@ public:
   gpu_block_filter(const gpu_block_filter&) = delete;
   gpu_block_filter& operator=(const gpu_block_filter&) = delete;
 
-  void mark(const transport::capture_reader& src, uint64_t base, std::span<uint8_t> maybe) override
+  void mark(const transport::sample_source& src, uint64_t base, std::span<uint8_t> maybe) override
   {
     const std::size_t n = std::min(maybe.size(), candidate_search::FILTER_BLOCKS);
-    if (!is_integer(src.info().type) || base >= src.size()) {
+    if (!is_integer(src.type()) || base >= src.size()) {
       return; // not ours to clear: every block stays
     }
     if (!fill(buf_, src, base, n)) {
@@ -171,9 +171,9 @@ private:
 
   /// Reads the n blocks from base into b and marks them (b.h_flags); false when too
   /// few samples are left to mark.
-  bool fill(buffers& b, const transport::capture_reader& src, uint64_t base, std::size_t n)
+  bool fill(buffers& b, const transport::sample_source& src, uint64_t base, std::size_t n)
   {
-    const datatype type = src.info().type;
+    const datatype type = src.type();
     const std::size_t bps = bytes_per_sample(type);
     const auto samples = std::size_t(std::min<uint64_t>(n * BLOCK + L + W + L, src.size() - base));
     if (samples < std::size_t(L + W)) {

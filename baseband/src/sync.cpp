@@ -64,12 +64,8 @@ std::size_t zero_non_finite(std::span<cf32> x)
 }
 
 namespace {
-/// Whether the source's samples are integers: a ci8 or ci16 capture file.
-bool integer_samples(const transport::sample_source& src)
-{
-  const auto* f = dynamic_cast<const transport::capture_reader*>(&src);
-  return f != nullptr && is_integer(f->info().type);
-}
+/// Whether the source's samples are integers: a ci8 or ci16 capture.
+bool integer_samples(const transport::sample_source& src) { return is_integer(src.type()); }
 
 constexpr std::size_t BLOCK = candidate_search::BLOCK; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
@@ -250,12 +246,11 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
   cross_.resize(nof);
   const auto nof_blocks = std::size_t(end_block - first_block);
   maybe_.assign(nof_blocks, 1);
-  const auto* file = dynamic_cast<const transport::capture_reader*>(&src);
   const bool integer = integer_samples(src);
-  if (filter_ != nullptr && file != nullptr && integer) {
+  if (filter_ != nullptr && integer) {
     for (std::size_t k = 0; k < nof_blocks; k += FILTER_BLOCKS) {
       const std::size_t n = std::min(FILTER_BLOCKS, nof_blocks - k);
-      filter_->mark(*file, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
+      filter_->mark(src, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
     }
   }
   const auto parts = unsigned(std::min<std::size_t>(scratch_.size(), nof_blocks));
@@ -275,9 +270,21 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
   // opened (a run already open at `base` is at least as old as base).
   uint64_t run = base;
   for (uint64_t n = base; n < hi; ++n) {
-    const std::size_t i = std::size_t(n - base);
+    std::size_t i = std::size_t(n - base);
     if (cross_[i] == 0) {
-      continue;
+      // Skip the quiet positions eight at a time (most of a capture).
+      const std::size_t end = std::size_t(hi - base);
+      uint64_t word = 0;
+      while (i + 8 <= end && (std::memcpy(&word, cross_.data() + i, 8), word == 0)) {
+        i += 8;
+      }
+      while (i < end && cross_[i] == 0) {
+        ++i;
+      }
+      n = base + i;
+      if (n >= hi) {
+        break;
+      }
     }
     const bool edge = n == 0 || (n > base && cross_[i - 1] == 0);
     if (edge) {

@@ -398,3 +398,56 @@ TEST(rx_app, a_path_that_is_not_utf8_still_gives_a_json_report)
 }
 
 } // namespace
+
+namespace {
+
+TEST(rx_app, payload_to_standard_output_and_the_whole_run_timed)
+{
+  const whd::test::scratch dir("stdout");
+  const auto s = generated(dir / "cap", whd::datatype::ci16_le, 4242);
+  const auto r = rx({s.meta_path.string(), "-o", "-", "--report", (dir / "r.json").string()}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.what;
+  const auto truth = whd::test::read_bytes(s.truth_path);
+  EXPECT_EQ(r.out, std::string(truth.begin(), truth.end())) << "standard output holds the payload, nothing else";
+  const json j = json::parse(whd::test::read_text(dir / "r.json"));
+  const auto& t = j["timing"];
+  // The split a user reads: set-up and decode make the wall time; air time is the
+  // capture's samples over its rate, and x_realtime_air their ratio.
+  const double air = double(j["input"]["samples"].get<uint64_t>()) / whd::profile::SAMPLE_RATE_SPS;
+  EXPECT_DOUBLE_EQ(t["air_seconds"].get<double>(), air);
+  EXPECT_GT(t["wall_seconds"].get<double>(), 0.0);
+  EXPECT_GE(t["wall_seconds"].get<double>(), t["seconds"].get<double>()) << "the whole process holds the decode";
+  EXPECT_GE(t["setup_seconds"].get<double>(), 0.0);
+  EXPECT_NEAR(t["setup_seconds"].get<double>() + t["decode_seconds"].get<double>(), t["wall_seconds"].get<double>(), 1e-9);
+  EXPECT_NEAR(t["x_realtime_air"].get<double>(), air / t["wall_seconds"].get<double>(), 1e-12);
+}
+
+TEST(rx_app, payload_to_standard_output_needs_a_report_file)
+{
+  const whd::test::scratch dir("stdout-usage");
+  const auto r = rx({"whatever.ci8", "-o", "-"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.what;
+  EXPECT_NE(r.err.find("--report"), std::string::npos) << r.what;
+}
+
+TEST(rx_app, a_reader_that_closes_the_pipe_stops_the_run_with_a_message)
+{
+  const whd::test::scratch dir("pipe");
+  bb::capture_config cfg;
+  cfg.nof_frames = 4;
+  cfg.nds = {600}; // 400 kB of payload: far more than a pipe holds
+  cfg.mods = {p::modulation::qam16};
+  const auto s = generated(dir / "cap", whd::datatype::ci8, 4243, false, cfg);
+  std::string cmd;
+  for (const std::string& part : {quoted(WHD_RX_PATH), std::string(" "), quoted(s.meta_path.string()), std::string(" -q -o - --report "),
+                                  quoted((dir / "r.json").string()), std::string(" | head -c 100 >/dev/null; exit ${PIPESTATUS[0]}")}) {
+    cmd.append(part);
+  }
+  const auto r = whd::test::run_app("/bin/bash", {"-c", cmd}, dir.path());
+  EXPECT_EQ(r.signal, 0) << "no death by SIGPIPE\n" << r.what;
+  EXPECT_EQ(r.exit_code, 1) << r.what;
+  EXPECT_NE(r.err.find("closed the pipe"), std::string::npos) << r.what;
+  EXPECT_FALSE(fs::exists(dir / "r.json")) << "no partial report";
+}
+
+} // namespace

@@ -67,7 +67,7 @@ TEST(detector_integer, integer_captures_detect_exactly_as_their_floats_do)
 /// A block filter that clears nothing and records what it was asked.
 class recording_filter final : public bb::block_filter {
 public:
-  void mark(const tr::capture_reader&, uint64_t base, std::span<uint8_t> maybe) override
+  void mark(const tr::sample_source&, uint64_t base, std::span<uint8_t> maybe) override
   {
     bases.push_back(base);
     blocks += maybe.size();

@@ -54,6 +54,12 @@ public:
     }
     return n;
   }
+  whd::datatype type() const override { return whd::datatype::cf32_le; }
+  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const override
+  {
+    return read(first, std::span<cf32>(reinterpret_cast<cf32*>(out.data()), out.size() / sizeof(cf32)));
+  }
+  void release(uint64_t, uint64_t) const override {}
 
 private:
   uint64_t size_;

@@ -122,6 +122,9 @@ public:
   short_source(std::vector<cf32> samples, uint64_t claimed) : inner_(std::move(samples)), claimed_(claimed) {}
   uint64_t size() const override { return claimed_; }
   std::size_t read(uint64_t first, std::span<cf32> out) const override { return inner_.read(first, out); }
+  whd::datatype type() const override { return inner_.type(); }
+  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const override { return inner_.read_raw(first, out); }
+  void release(uint64_t first, uint64_t end) const override { inner_.release(first, end); }
 
 private:
   memory_source inner_;

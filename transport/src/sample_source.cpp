@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cerrno>
 #include <stdexcept>
 
@@ -151,6 +152,19 @@ std::size_t memory_source::read(uint64_t first, std::span<cf32> out) const
   }
   const std::size_t count = std::min<std::size_t>(out.size(), samples_.size() - static_cast<std::size_t>(first));
   std::copy_n(samples_.begin() + static_cast<std::ptrdiff_t>(first), count, out.begin());
+  return count;
+}
+
+std::size_t memory_source::read_raw(uint64_t first, std::span<std::byte> out) const
+{
+  if (out.size() % sizeof(cf32) != 0) {
+    throw std::invalid_argument("memory_source::read_raw: " + std::to_string(out.size()) + " bytes is not a whole number of cf32 samples");
+  }
+  if (first >= samples_.size()) {
+    return 0;
+  }
+  const std::size_t count = std::min<std::size_t>(out.size() / sizeof(cf32), samples_.size() - static_cast<std::size_t>(first));
+  std::memcpy(out.data(), samples_.data() + first, count * sizeof(cf32));
   return count;
 }
 

@@ -120,6 +120,9 @@ struct receive_result {
   std::vector<std::pair<std::string, double>> stage_seconds;
   /// Memory held (see resource_use).
   resource_use resources;
+  /// Seconds of run() spent setting up before the first samples were handed over
+  /// (the GPU backend: CUDA context and buffers; 0 where nothing is set up per run).
+  double setup_seconds = 0.0;
   /// rx_config::stop ended the run before the end of the source: the frames listed
   /// (and their payload) are complete, but frames after them were not searched.
   bool interrupted = false;

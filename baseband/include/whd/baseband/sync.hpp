@@ -67,9 +67,9 @@ class block_filter {
 public:
   virtual ~block_filter() = default;
   /// Block k (k < maybe.size()) starts at sample base + k * candidate_search::BLOCK of a ci8
-  /// or ci16 capture file and holds its positions n < BLOCK with base + k * BLOCK +
+  /// or ci16 capture and holds its positions n < BLOCK with base + k * BLOCK +
   /// n + L + N <= src.size(); maybe[k] = 0 clears it, 1 leaves it to the scan.
-  virtual void mark(const transport::capture_reader& src, uint64_t base, std::span<uint8_t> maybe) = 0;
+  virtual void mark(const transport::sample_source& src, uint64_t base, std::span<uint8_t> maybe) = 0;
 };
 
 /// The frame search (profile §4), defined so that it is a pure function of the

@@ -57,17 +57,28 @@ struct capture_info {
 ///   `format` disagreeing with the meta, a directory, a SigMF archive (`.sigmf` tar).
 capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format = std::nullopt);
 
-/// Random-access source of complex float samples. Two implementations: a file
-/// (capture_reader) and memory (memory_source, for tests and generators).
+/// Random-access source of complex samples, as cf32 or as stored. Two
+/// implementations: a file (capture_reader) and memory (memory_source, for tests,
+/// generators and the Python module).
 class sample_source {
 public:
   virtual ~sample_source() = default;
   /// Number of samples.
   virtual uint64_t size() const = 0;
+  /// How the samples are stored (what read_raw returns).
+  virtual datatype type() const = 0;
   /// Read samples [first, first + out.size()) as cf32 (integers as they are, no
   /// scaling). Returns the number read: fewer only at the end of the source.
   /// Safe to call from several threads at once.
   virtual std::size_t read(uint64_t first, std::span<cf32> out) const = 0;
+  /// Read samples [first, ...) as stored (type()), so that they can cross the link
+  /// unconverted. `out.size()` must be whole samples.
+  /// @return the number of samples (not bytes) read: fewer only at the end
+  /// @throws std::invalid_argument when `out.size()` is not whole samples
+  virtual std::size_t read_raw(uint64_t first, std::span<std::byte> out) const = 0;
+  /// Samples [first, end) will not be read again: a file's mapped pages may leave the
+  /// resident set (a no-op where nothing is held for them).
+  virtual void release(uint64_t first, uint64_t end) const = 0;
 };
 
 /// A capture file read with pread; memory use is the caller's buffers only.
@@ -84,6 +95,8 @@ public:
   const capture_info& info() const noexcept { return info_; }
   /// info().nof_samples.
   uint64_t size() const override { return info_.nof_samples; }
+  /// info().type.
+  datatype type() const override { return info_.type; }
   /// See sample_source::read. Converts in blocks on the caller's stack (cf32 is read
   /// straight into `out`). Past the end, or where the file became shorter since it
   /// was opened, returns a short count.
@@ -94,7 +107,7 @@ public:
   /// @return the number of samples (not bytes) read: fewer only at the end
   /// @throws std::invalid_argument when `out.size()` is not whole samples;
   ///   capture_error when the read fails
-  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const;
+  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const override;
   /// The data file's bytes, mapped read-only on first use (thread-safe), so that
   /// link packing copies each sample once, from the page cache to pinned memory.
   /// Empty when the file cannot be mapped (callers then use read_raw). A file
@@ -106,6 +119,8 @@ public:
   /// memory does not hold every page it has read. Whole pages inside the range
   /// only; does nothing before mapped() or when the file is not mapped.
   void release_mapped(uint64_t first, uint64_t end) const;
+  /// release_mapped.
+  void release(uint64_t first, uint64_t end) const override { release_mapped(first, end); }
 
 private:
   capture_info info_;
@@ -122,8 +137,14 @@ public:
   explicit memory_source(std::vector<cf32> samples) : samples_(std::move(samples)) {}
   /// samples().size().
   uint64_t size() const override { return samples_.size(); }
+  /// cf32_le.
+  datatype type() const override { return datatype::cf32_le; }
   /// See sample_source::read; copies, never throws.
   std::size_t read(uint64_t first, std::span<cf32> out) const override;
+  /// The samples' bytes (cf32, as held).
+  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const override;
+  /// Nothing to release.
+  void release(uint64_t, uint64_t) const override {}
   /// The samples held.
   const std::vector<cf32>& samples() const noexcept { return samples_; }
 

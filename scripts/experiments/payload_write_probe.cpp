@@ -1,7 +1,7 @@
 // Payload write probe: how fast one process can write a payload file into page
 // cache, three ways: fwrite from one thread; ftruncate + mmap with T threads
 // copying; posix_fallocate then pwrite. Writes N MiB in 5 MiB pieces.
-// Build: g++ -O2 -pthread scripts/payload_write_probe.cpp -o payload_write_probe
+// Build: g++ -O2 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
 // Usage: payload_write_probe PATH THREADS MIB   (PATH is created and removed)
 #include <fcntl.h>
 #include <sys/mman.h>

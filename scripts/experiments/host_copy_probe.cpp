@@ -3,7 +3,7 @@
 // Compares a fresh mapping (page faults), a populated mapping, pread into a
 // small staging buffer, and non-temporal stores, against a plain memcpy of
 // anonymous memory on the same threads (the copy ceiling).
-// Build: g++ -O2 -std=c++20 -mavx2 -pthread scripts/host_copy_probe.cpp -o host_copy_probe
+// Build: g++ -O2 -std=c++20 -mavx2 -pthread scripts/experiments/host_copy_probe.cpp -o host_copy_probe
 // Usage: host_copy_probe FILE [threads] [repeats]
 #include <immintrin.h>
 #include <fcntl.h>

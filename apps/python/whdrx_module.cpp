@@ -1,0 +1,438 @@
+// _whdrx: the Python binding of the receiver and the transmitter (the extension
+// module behind the package whdrx). Wiring only: the receiver is built by
+// baseband's receiver_factory and reported by its decode_run, as in whd-rx; the
+// transmitter is baseband's write_capture, as in whd-tx.
+#include <whd/baseband/decode_run.hpp>
+#include <whd/baseband/generator.hpp>
+#include <whd/baseband/generator_files.hpp>
+#include <whd/baseband/receiver_factory.hpp>
+#include <whd/baseband/report.hpp>
+#include <whd/transport/capture.hpp>
+#include <whd/transport/cuda.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+namespace py = pybind11;
+namespace bb = whd::baseband;
+namespace tr = whd::transport;
+
+namespace {
+
+/// An unusable capture (transport::capture_error and a capture too short to hold a
+/// frame): whdrx.CaptureError with whd-rx's message.
+class unusable_capture : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A truth, payload or output file that cannot be used: OSError with the library's message.
+class file_problem : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Samples handed over in memory, in a file of their own (memfd) that the capture
+/// reader opens like any raw capture: a numpy array then takes exactly whd-rx's path
+/// (the detector's exact integer sums, the GPU's ci8 bytes crossing as they are).
+class memory_file {
+public:
+  explicit memory_file(std::span<const std::byte> bytes)
+  {
+    fd_ = ::memfd_create("whdrx-samples", MFD_CLOEXEC);
+    if (fd_ < 0) {
+      throw std::runtime_error(std::string("cannot create an in-memory file for the samples: ") + std::strerror(errno));
+    }
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        const int err = errno;
+        ::close(fd_);
+        throw std::runtime_error(std::string("cannot copy the samples into an in-memory file: ") + std::strerror(err));
+      }
+      done += std::size_t(n);
+    }
+  }
+  ~memory_file() { ::close(fd_); }
+  memory_file(const memory_file&) = delete;
+  memory_file& operator=(const memory_file&) = delete;
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+private:
+  int fd_ = -1;
+};
+
+/// The payload kept in memory, handed over to numpy without a copy.
+class vector_sink final : public bb::payload_sink {
+public:
+  void write(std::span<const uint8_t> bytes) override { bytes_.insert(bytes_.end(), bytes.begin(), bytes.end()); }
+  std::vector<uint8_t> take() { return std::move(bytes_); }
+
+private:
+  std::vector<uint8_t> bytes_;
+};
+
+/// What decode() was asked for, checked by the Python layer (whdrx/__init__.py).
+struct decode_args {
+  std::string backend = "auto";
+  std::string link = "auto";
+  std::string gpus = "1";
+  int device = 0;
+  std::size_t batch = 0;
+  unsigned threads = 0;
+  std::optional<double> sample_rate;
+  std::optional<std::string> format;
+  std::optional<std::string> truth;
+  std::optional<std::string> output; ///< payload file; none: the payload is returned in memory
+};
+
+bb::receiver_request to_request(const decode_args& a)
+{
+  bb::receiver_request req;
+  const auto backend = bb::parse_backend(a.backend);
+  if (!backend) {
+    throw std::invalid_argument("backend must be 'auto', 'cpu' or 'gpu', not '" + a.backend + "'");
+  }
+  req.backend = *backend;
+  if (a.link != "auto") {
+    req.link = tr::parse_link_format(a.link);
+    if (!req.link) {
+      throw std::invalid_argument("link must be 'auto', 'f32', 'half' or 'int8', not '" + a.link + "'");
+    }
+  }
+  const auto gpus = bb::parse_gpu_count(a.gpus);
+  if (!gpus) {
+    throw std::invalid_argument("gpus must be a positive number or 'all', not '" + a.gpus + "'");
+  }
+  req.nof_gpus = *gpus;
+  req.gpus_text = a.gpus;
+  if (a.device < 0) {
+    throw std::invalid_argument("device must be a CUDA device ordinal >= 0, not " + std::to_string(a.device));
+  }
+  req.device = a.device;
+  req.batch = a.batch;
+  req.threads = a.threads;
+  return req;
+}
+
+py::dict choice_dict(const bb::receiver_choice& c)
+{
+  py::dict d;
+  d["backend"] = c.backend;
+  d["reason"] = c.reason;
+  d["gpus"] = c.nof_gpus;
+  if (c.backend == "gpu") {
+    d["device"] = c.device;
+    d["link"] = std::string(tr::to_string(c.link));
+    d["fft_exchange"] = c.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory";
+    d["fft_source"] = c.fft_source;
+  }
+  return d;
+}
+
+/// The payload as a numpy uint8 array that owns the decoded bytes (no copy).
+py::array_t<uint8_t> payload_array(std::vector<uint8_t>&& bytes)
+{
+  auto* held = new std::vector<uint8_t>(std::move(bytes));
+  py::capsule owner(held, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+  return py::array_t<uint8_t>({py::ssize_t(held->size())}, {py::ssize_t(1)}, held->data(), owner);
+}
+
+/// Decode one capture: `path` names it (the user's name for the report is
+/// `display`). The receiver runs on another thread with the GIL released; this one
+/// polls for Python signals (Ctrl-C) and, on one, sets rx_config::stop as SIGINT does
+/// in whd-rx, waits for the receiver to finish its frame and raises.
+py::dict decode_capture(const std::string& path, const std::string& display, const decode_args& args)
+{
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto req = to_request(args);
+  std::optional<whd::datatype> format;
+  if (args.format) {
+    format = whd::parse_datatype(*args.format);
+    if (!format) {
+      throw std::invalid_argument("format must be cf32_le, ci16_le or ci8, not '" + *args.format + "'");
+    }
+  }
+  if (args.sample_rate && !(*args.sample_rate > 0.0)) {
+    throw std::invalid_argument("sample_rate must be positive");
+  }
+  std::vector<std::string> warnings;
+  std::atomic<bool> stop{false};
+  struct outcome {
+    bb::receive_result result;
+    bb::receiver_choice choice;
+    std::optional<bb::truth_comparison> truth;
+    std::vector<uint8_t> payload;
+    tr::capture_info info;
+  };
+  auto work = [&]() -> outcome {
+    outcome o;
+    try {
+      o.info = tr::open_capture(path, format);
+    } catch (const tr::capture_error& e) {
+      throw unusable_capture(e.what());
+    }
+    if (const auto problem = bb::unusable_capture_size(o.info)) {
+      throw unusable_capture("'" + display + "': " + *problem);
+    }
+    if (const auto warning = bb::cut_short_warning(o.info)) {
+      warnings.push_back(*warning);
+    }
+    tr::capture_reader reader(o.info);
+    std::unique_ptr<bb::truth_checker> checker;
+    if (args.truth) {
+      try {
+        checker = std::make_unique<bb::truth_checker>(*args.truth);
+      } catch (const std::runtime_error& e) {
+        throw file_problem(e.what());
+      }
+    }
+    bb::rx_config cfg;
+    cfg.stop = &stop;
+    cfg.nof_threads = args.threads;
+    cfg.sample_rate_sps = args.sample_rate.value_or(o.info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
+    auto made = bb::make_receiver(req, cfg, o.info.type, [&warnings](const std::string& line) { warnings.push_back(line); });
+    o.choice = made.choice;
+    vector_sink memory;
+    std::unique_ptr<bb::payload_file_sink> file;
+    if (args.output) {
+      try {
+        file = std::make_unique<bb::payload_file_sink>(*args.output);
+      } catch (const std::runtime_error& e) {
+        throw file_problem(e.what());
+      }
+    }
+    bb::tee_sink sink(file ? static_cast<bb::payload_sink*>(file.get()) : &memory, checker.get());
+    o.result = made.rx->run(reader, sink);
+    if (file) {
+      file->close();
+    }
+    if (checker) {
+      o.truth = checker->result();
+      o.truth->path = *args.truth;
+    }
+    o.payload = memory.take();
+    if (const auto warning = bb::bad_samples_warning(o.result)) {
+      warnings.push_back(*warning);
+    }
+    return o;
+  };
+
+  std::future<outcome> running;
+  bool interrupted = false;
+  {
+    py::gil_scoped_release release;
+    running = std::async(std::launch::async, work);
+    while (running.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        interrupted = true;
+        stop.store(true, std::memory_order_relaxed);
+        break;
+      }
+    }
+    running.wait();
+  }
+  if (interrupted) {
+    // The receiver stopped after its frame; its result is dropped and the signal's
+    // exception (KeyboardInterrupt for Ctrl-C) raised.
+    try {
+      running.get();
+    } catch (...) {
+    }
+    throw py::error_already_set();
+  }
+  auto o = running.get();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  py::dict d;
+  d["report"] = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth)
+                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  d["choice"] = choice_dict(o.choice);
+  d["warnings"] = warnings;
+  d["interrupted"] = o.result.interrupted;
+  if (args.output) {
+    d["payload"] = py::none();
+  } else {
+    d["payload"] = payload_array(std::move(o.payload));
+  }
+  return d;
+}
+
+decode_args make_args(std::string backend, std::string link, std::string gpus, int device, std::size_t batch, unsigned threads,
+                      std::optional<double> sample_rate, std::optional<std::string> format, std::optional<std::string> truth,
+                      std::optional<std::string> output)
+{
+  return decode_args{std::move(backend), std::move(link), std::move(gpus), device, batch, threads,
+                     sample_rate,        std::move(format), std::move(truth), std::move(output)};
+}
+
+py::dict decode_path(const std::string& path, std::string backend, std::string link, std::string gpus, int device,
+                     std::size_t batch, unsigned threads, std::optional<double> sample_rate, std::optional<std::string> format,
+                     std::optional<std::string> truth, std::optional<std::string> output)
+{
+  return decode_capture(path, path,
+                        make_args(std::move(backend), std::move(link), std::move(gpus), device, batch, threads, sample_rate,
+                                  std::move(format), std::move(truth), std::move(output)));
+}
+
+/// `samples`: a C-contiguous buffer of `datatype`'s on-disk layout (the Python
+/// layer checks the numpy array's dtype and shape and names the datatype).
+py::dict decode_buffer(const py::buffer& samples, const std::string& datatype, const std::string& display, std::string backend,
+                       std::string link, std::string gpus, int device, std::size_t batch, unsigned threads,
+                       std::optional<double> sample_rate, std::optional<std::string> truth, std::optional<std::string> output)
+{
+  const py::buffer_info buf = samples.request();
+  const auto bytes = std::span(static_cast<const std::byte*>(buf.ptr), std::size_t(buf.size * buf.itemsize));
+  std::unique_ptr<memory_file> file;
+  {
+    py::gil_scoped_release release;
+    file = std::make_unique<memory_file>(bytes);
+  }
+  return decode_capture(file->path(), display,
+                        make_args(std::move(backend), std::move(link), std::move(gpus), device, batch, threads, sample_rate,
+                                  datatype, std::move(truth), std::move(output)));
+}
+
+std::vector<whd::profile::modulation> parse_mods(const std::vector<std::string>& names)
+{
+  std::vector<whd::profile::modulation> mods;
+  for (const auto& m : names) {
+    if (m == "qpsk") {
+      mods.push_back(whd::profile::modulation::qpsk);
+    } else if (m == "qam16" || m == "16qam") {
+      mods.push_back(whd::profile::modulation::qam16);
+    } else {
+      throw std::invalid_argument("mod takes qpsk, qam16 or a list of them (cycled over the frames), not '" + m + "'");
+    }
+  }
+  return mods;
+}
+
+/// whd-tx: generate a capture and write it with its sidecars (BASE.truth,
+/// BASE.frames.json). Returns what was written.
+py::dict write_capture(const std::string& base, const std::string& datatype, bool raw, const std::vector<std::string>& mods,
+                       const std::vector<uint32_t>& nds, uint64_t frames, const std::string& payload, uint64_t seed,
+                       std::optional<double> snr_db, double cfo_hz, int taps, double tap_decay_db, double gain,
+                       std::optional<double> phase_rad, bool random_phase, uint64_t lead, uint64_t gap,
+                       std::optional<uint64_t> tail, const std::vector<uint64_t>& corrupt_header, uint64_t cut,
+                       unsigned first_seq, double sample_rate, const std::string& description)
+{
+  bb::capture_config c;
+  c.mods = parse_mods(mods);
+  c.nds = nds;
+  c.nof_frames = frames;
+  c.payload_path = payload;
+  c.seed = seed;
+  c.lead_samples = lead;
+  c.gap_samples = gap;
+  c.tail_samples = tail;
+  c.cut_samples = cut;
+  c.corrupt_header_frames = corrupt_header;
+  if (first_seq > 255) {
+    throw std::invalid_argument("first_seq must be 0..255");
+  }
+  c.first_seq = static_cast<uint8_t>(first_seq);
+  auto& imp = c.impairments;
+  imp.snr_dB = snr_db;
+  imp.cfo_Hz = cfo_hz;
+  imp.nof_taps = taps;
+  imp.tap_decay_dB = tap_decay_db;
+  imp.gain = gain;
+  if (phase_rad && random_phase) {
+    throw std::invalid_argument("give either phase_rad or random_phase, not both");
+  }
+  imp.phase_rad = phase_rad.value_or(0.0);
+  imp.random_phase = random_phase;
+  if (!(sample_rate > 0.0)) {
+    throw std::invalid_argument("sample_rate must be > 0");
+  }
+  imp.sample_rate_sps = sample_rate;
+  bb::output_config out;
+  out.base = base;
+  const auto type = whd::parse_datatype(datatype);
+  if (!type) {
+    throw std::invalid_argument("datatype must be cf32_le, ci16_le or ci8, not '" + datatype + "'");
+  }
+  out.type = *type;
+  out.raw = raw;
+  out.description = description;
+  out.sample_rate_sps = sample_rate;
+  bb::output_summary s;
+  {
+    py::gil_scoped_release release;
+    try {
+      s = bb::write_capture(c, out);
+    } catch (const std::invalid_argument&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw file_problem(e.what());
+    }
+  }
+  py::dict d;
+  d["data_path"] = s.data_path.string();
+  d["meta_path"] = s.meta_path.empty() ? py::object(py::none()) : py::object(py::str(s.meta_path.string()));
+  d["truth_path"] = s.truth_path.string();
+  d["frames_path"] = s.frames_path.string();
+  d["samples"] = s.plan.nof_samples;
+  d["scale"] = s.scale;
+  d["peak"] = s.peak;
+  d["clipped"] = s.nof_clipped;
+  d["truth_bytes"] = s.nof_truth_bytes;
+  d["signal_power"] = s.plan.signal_power;
+  d["noise_power"] = s.plan.noise_power;
+  d["frames_dropped"] = s.plan.nof_frames_dropped;
+  return d;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_whdrx, m)
+{
+  m.doc() = "whd-rx's receiver and transmitter (use the package whdrx, not this module)";
+  static py::exception<unusable_capture> capture_error(m, "CaptureError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) {
+        std::rethrow_exception(p);
+      }
+    } catch (const unusable_capture& e) {
+      capture_error(e.what());
+    } catch (const tr::capture_error& e) {
+      capture_error(e.what());
+    } catch (const file_problem& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  });
+  m.attr("SAMPLE_RATE_SPS") = whd::profile::SAMPLE_RATE_SPS;
+  m.attr("SYMBOL_LEN") = whd::profile::SYMBOL_LEN;
+  m.def("device_count", &whd::cuda::device_count, "CUDA devices usable here (0 without a GPU or driver)");
+  m.def("no_device_reason", &whd::cuda::no_device_reason, "why no CUDA device is usable, in words");
+  m.def("decode_path", &decode_path, py::arg("path"), py::arg("backend"), py::arg("link"), py::arg("gpus"), py::arg("device"),
+        py::arg("batch"), py::arg("threads"), py::arg("sample_rate"), py::arg("format"), py::arg("truth"), py::arg("output"));
+  m.def("decode_buffer", &decode_buffer, py::arg("samples"), py::arg("datatype"), py::arg("display"), py::arg("backend"),
+        py::arg("link"), py::arg("gpus"), py::arg("device"), py::arg("batch"), py::arg("threads"), py::arg("sample_rate"),
+        py::arg("truth"), py::arg("output"));
+  m.def("write_capture", &write_capture, py::arg("base"), py::arg("datatype"), py::arg("raw"), py::arg("mods"), py::arg("nds"),
+        py::arg("frames"), py::arg("payload"), py::arg("seed"), py::arg("snr_db"), py::arg("cfo_hz"), py::arg("taps"),
+        py::arg("tap_decay_db"), py::arg("gain"), py::arg("phase_rad"), py::arg("random_phase"), py::arg("lead"),
+        py::arg("gap"), py::arg("tail"), py::arg("corrupt_header"), py::arg("cut"), py::arg("first_seq"),
+        py::arg("sample_rate"), py::arg("description"));
+}

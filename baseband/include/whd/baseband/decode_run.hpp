@@ -1,0 +1,71 @@
+/// @file decode_run.hpp
+/// What every front end of the receiver (whd-rx, the Python module whdrx) does
+/// around one receiver::run, so that they say the same things: the checks of a
+/// capture before it is decoded, the warnings after, the sink that feeds both a
+/// payload file and a --truth comparison, and the report of the whole run.
+#pragma once
+
+#include <whd/baseband/report.hpp>
+#include <whd/baseband/rx_types.hpp>
+#include <whd/transport/capture.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace whd::baseband {
+
+/// Why a capture of this size cannot hold a frame (empty, or shorter than one
+/// OFDM symbol), as a sentence that follows the data file's name; nullopt when it can.
+std::optional<std::string> unusable_capture_size(const transport::capture_info& info);
+
+/// A warning when the meta's annotations reach past the data (the data file was
+/// likely cut short); nullopt otherwise.
+std::optional<std::string> cut_short_warning(const transport::capture_info& info);
+
+/// A warning when frames or rejected headers held NaN or infinite samples
+/// (decoded as 0); nullopt otherwise.
+std::optional<std::string> bad_samples_warning(const receive_result& res);
+
+/// Forwards the payload to a file and to a truth comparison, each if any (neither
+/// keeps it: memory stays bounded for any capture size). With both, a large write
+/// goes to the two at once, on this thread and one other: on a 40 GB capture the
+/// two one after the other bound the whole run (whd-rx -v's stage "writer:
+/// payload to the sink").
+class tee_sink final : public payload_sink {
+public:
+  /// Either may be null; both must outlive the sink.
+  tee_sink(payload_sink* first, payload_sink* second) : first_(first), second_(second) {}
+  /// Write `bytes` to both (in parallel from 64 KiB on); rethrows either's error.
+  void write(std::span<const uint8_t> bytes) override;
+
+private:
+  payload_sink* first_;
+  payload_sink* second_;
+};
+
+/// What a user waited for, as the report's timing states it beside the profile's
+/// per-symbol figures.
+struct run_seconds {
+  double wall = 0.0;  ///< process start to the payload written (the whole run)
+  double setup = 0.0; ///< process start to the first samples handed over: CUDA context, allocations
+};
+
+/// Seconds since this process started (the kernel's start time of the process,
+/// 10 ms resolution), or nullopt where it cannot be read.
+std::optional<double> seconds_since_process_start();
+
+/// The report of one whole decode (profile §9, report.hpp's make_report): `capture`
+/// is the name the user gave (a path, or a description of samples in memory),
+/// `seconds` the run's wall time end to end (capture opened to payload written).
+/// With `split`, the timing also holds setup_seconds, decode_seconds, wall_seconds,
+/// air_seconds (capture samples / sample rate) and x_realtime_air (air over wall).
+nlohmann::json make_run_report(const std::string& capture, const transport::capture_info& info, const receive_result& res,
+                               std::string_view backend, double seconds,
+                               const std::optional<truth_comparison>& truth = std::nullopt,
+                               const std::optional<run_seconds>& split = std::nullopt, double sample_rate_sps = 0.0);
+
+} // namespace whd::baseband

@@ -1,0 +1,97 @@
+#include <whd/baseband/receiver_factory.hpp>
+
+#include <whd/baseband/gpu_receiver.hpp>
+#include <whd/fft/tune_cache.hpp>
+#include <whd/transport/cuda.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace whd::baseband {
+
+std::optional<backend_kind> parse_backend(std::string_view s)
+{
+  if (s == "auto") {
+    return backend_kind::automatic;
+  }
+  if (s == "cpu") {
+    return backend_kind::cpu;
+  }
+  if (s == "gpu") {
+    return backend_kind::gpu;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> parse_gpu_count(std::string_view s)
+{
+  if (s == "all") {
+    return 0;
+  }
+  int n = 0;
+  const auto* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, n);
+  if (s.empty() || r.ec != std::errc{} || r.ptr != end || n <= 0) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, datatype capture_type, const notice_fn& notice,
+                            const choice_fn& chosen)
+{
+  made_receiver out;
+  auto& choice = out.choice;
+  const int gpus = req.backend == backend_kind::cpu ? 0 : whd::cuda::device_count();
+  if (req.backend == backend_kind::gpu && gpus == 0) {
+    throw std::runtime_error("--backend gpu: " + whd::cuda::no_device_reason() + "; use --backend cpu (or auto, which falls back to it)");
+  }
+  if (gpus > 0) {
+    gpu_config g;
+    g.link = req.link;
+    g.symbols_per_batch = req.batch;
+    g.device = req.device;
+    g.pack_threads = req.threads;
+    g.notice = notice;
+    if (req.device >= gpus) {
+      throw std::runtime_error("--device " + std::to_string(req.device) + ": only " + std::to_string(gpus) + " CUDA device(s) present");
+    }
+    const int wanted = req.nof_gpus <= 0 ? gpus - req.device : req.nof_gpus;
+    g.nof_gpus = std::min(wanted, gpus - req.device);
+    if (g.nof_gpus < wanted && notice) {
+      const std::string asked = !req.gpus_text.empty() ? req.gpus_text : std::to_string(req.nof_gpus);
+      notice("--gpus " + asked + ": only " + std::to_string(gpus - req.device) + " CUDA device(s) from device " +
+             std::to_string(req.device) + " on; using " + std::to_string(g.nof_gpus));
+    }
+    // The FFT's exchange from the tune cache (whd-bench fft --tune), for the link's input type.
+    const auto tuned = whd::fft::load_tuned_choice();
+    const auto link = g.link.value_or(transport::auto_link_format(capture_type));
+    const auto input = link == transport::link_format::int8   ? whd::fft::input_type::ci8
+                       : link == transport::link_format::half ? whd::fft::input_type::cf16
+                                                              : whd::fft::input_type::cf32;
+    g.fft_exchange = tuned[input].exch;
+    choice.backend = "gpu";
+    choice.nof_gpus = g.nof_gpus;
+    choice.device = req.device;
+    choice.link = link;
+    choice.fft_exchange = g.fft_exchange;
+    choice.fft_source = tuned.source;
+    if (chosen) {
+      chosen(choice);
+    }
+    out.rx = make_gpu_receiver(cfg, g);
+    return out;
+  }
+  choice.backend = "cpu";
+  if (req.backend == backend_kind::automatic) {
+    choice.reason = whd::cuda::no_device_reason();
+  }
+  if (chosen) {
+    chosen(choice);
+  }
+  out.rx = make_cpu_receiver(cfg);
+  return out;
+}
+
+} // namespace whd::baseband
