@@ -229,8 +229,7 @@ private:
   /// Buffers sized for this source: a small capture does not pin a large chunk.
   void setup(const tr::sample_source& src)
   {
-    file_ = dynamic_cast<const tr::capture_reader*>(&src);
-    type_ = file_ != nullptr ? file_->info().type : datatype::cf32_le;
+    type_ = src.type();
     const uint64_t npos = candidate_search::nof_positions(src.size());
     const uint64_t wanted = gcfg_.symbols_per_batch != 0 ? uint64_t(gcfg_.symbols_per_batch) * L : AUTO_CHUNK_POSITIONS;
     const uint64_t positions = std::max<uint64_t>(std::min(wanted, npos), 1);
@@ -397,13 +396,7 @@ private:
       const std::size_t n = std::min(grain, bytes - off);
       const std::span<std::byte> out(s.h_raw.data() + off, n);
       const uint64_t first = s.first + off / bps;
-      std::size_t got = 0;
-      if (file_ != nullptr) {
-        got = file_->read_raw(first, out) * bps;
-      } else {
-        // An in-memory source (tests, the Python module): read as cf32.
-        got = src.read(first, std::span<cf32>(reinterpret_cast<cf32*>(out.data()), n / bps)) * bps;
-      }
+      const std::size_t got = src.read_raw(first, out) * bps;
       if (got < n) {
         std::fill(out.begin() + std::ptrdiff_t(got), out.end(), std::byte{0}); // a file cut short under us
       }
@@ -705,7 +698,6 @@ private:
   candidate_locator fallback_; ///< for a candidate whose windows reach past its chunk
   datatype type_ = datatype::cf32_le;
   datatype slots_type_ = datatype::cf32_le;
-  const tr::capture_reader* file_ = nullptr;
   std::vector<std::unique_ptr<chunk_slot>> slots_;
   uint64_t positions_ = 0;    ///< positions searched per chunk
   std::size_t max_cands_ = 0; ///< candidates a chunk holds at most
