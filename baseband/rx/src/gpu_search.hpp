@@ -102,6 +102,9 @@ public:
   /// @param max_chunk_samples  largest chunk run() accepts [samples], 1 .. 2^31
   /// @param max_candidates     candidates kept per run, >= 1 (more are counted and flagged)
   /// @param detect_threshold   threshold of M (crossing: M > double(threshold)), as rx_config
+  /// Device memory: about 8.4 B per max_chunk_samples (M as double, the bitmasks)
+  /// plus 32 B per candidate; the metric kernel's 91 KB of dynamic shared memory is
+  /// enabled here, on the current device, where run() must be called.
   /// @throws std::invalid_argument on bad sizes; cuda_error when allocation fails
   candidate_search(std::size_t max_chunk_samples, std::size_t max_candidates, float detect_threshold);
   candidate_search(const candidate_search&) = delete;
@@ -109,7 +112,9 @@ public:
 
   /// Enqueues the search of window starts c, search_lo <= c < search_hi, on `stream`:
   /// afterwards d_count() and d_candidates() hold the candidates found, ascending.
-  /// No allocation, no sync. The buffers are reused: the next run overwrites them.
+  /// No allocation, no sync. The buffers are reused: the next run overwrites them, so
+  /// runs of one object must be ordered (enqueued on one stream, or the results
+  /// copied out before the next run starts on another).
   /// @param[in] d_samples  capture samples [first, first + nof) as float2 (device; see
   ///                       convert_to_float2), non-finite ones already zeroed by the caller
   /// @param[in] first      capture index of d_samples[0]
