@@ -37,54 +37,71 @@ frame_locator::frame_locator(const rx_config& cfg) : cfg_(cfg), det_(cfg), plan_
 }
 frame_locator::~frame_locator() = default;
 
+located_detection frame_locator::locate(const transport::sample_source& src, const detection& d)
+{
+  constexpr uint64_t L = p::SYMBOL_LEN;
+  located_detection out;
+  const auto s = synchronize(src, d, cfg_);
+  if (!s) {
+    return out; // not a preamble (a tone, a DC offset) or the source ends
+  }
+  out.sync = *s;
+  // Preamble and header windows.
+  std::vector<cf32> head(2 * L + p::N);
+  if (src.read(s->fft0, head) != head.size()) {
+    out.what = located_detection::outcome::cut_off;
+    return out;
+  }
+  // Non-finite samples in the three FFT windows are taken as 0 and counted.
+  for (uint64_t m = 0; m < 3; ++m) {
+    out.bad_samples += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
+  }
+  std::array<std::array<cf32, p::N>, 3> y{};
+  for (uint64_t m = 0; m < 3; ++m) {
+    const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
+    for (int i = 0; i < p::N; ++i) {
+      plan_->in[std::size_t(i)] = head[m * L + std::size_t(i)] * (derotation(s->cfo_cps * i) * base);
+    }
+    fft_execute(plan_->fft);
+    y[m] = plan_->out;
+  }
+  out.channel = estimate_channel(y[0].data(), y[1].data(), smoother_.get());
+  out.header = p::parse_header(decide_header(y[2].data(), out.channel), out.fields);
+  out.what = out.header == p::header_status::ok ? located_detection::outcome::accepted : located_detection::outcome::rejected;
+  return out;
+}
+
 std::optional<locator_event> frame_locator::next(const transport::sample_source& src, uint64_t pos, const progress_fn& progress)
 {
   constexpr uint64_t L = p::SYMBOL_LEN;
   const uint64_t total = src.size();
   while (auto d = det_.next(src, pos, progress)) {
-    const auto s = synchronize(src, *d, cfg_);
-    if (!s) {
+    const located_detection l = locate(src, *d);
+    if (l.what == located_detection::outcome::no_sync) {
       pos = d->coarse + L; // not a preamble (a tone, a DC offset) or the source ends: look past it
       continue;
     }
-    // Preamble and header windows.
-    std::vector<cf32> head(2 * L + p::N);
-    if (src.read(s->fft0, head) != head.size()) {
+    if (l.what == located_detection::outcome::cut_off) {
       return std::nullopt; // the capture ends before the header is whole: nothing decodable
     }
-    // Non-finite samples in the three FFT windows are taken as 0 and counted.
-    uint64_t bad = 0;
-    for (uint64_t m = 0; m < 3; ++m) {
-      bad += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
-    }
-    std::array<std::array<cf32, p::N>, 3> y{};
-    for (uint64_t m = 0; m < 3; ++m) {
-      const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
-      for (int i = 0; i < p::N; ++i) {
-        plan_->in[std::size_t(i)] = head[m * L + std::size_t(i)] * (derotation(s->cfo_cps * i) * base);
-      }
-      fft_execute(plan_->fft);
-      y[m] = plan_->out;
-    }
+    const frame_sync* s = &l.sync;
     locator_event ev;
-    const channel_estimate ch = estimate_channel(y[0].data(), y[1].data(), smoother_.get());
-    p::header_fields hdr;
-    const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
-    if (status != p::header_status::ok) {
-      ev.failure = header_failure{s->start, status, bad};
+    if (l.what == located_detection::outcome::rejected) {
+      ev.failure = header_failure{s->start, l.header, l.bad_samples};
       ev.resume = s->start + p::NOF_PREAMBLE_SYMBOLS * L;
       return ev;
     }
+    const p::header_fields& hdr = l.fields;
     located_frame f;
     f.sync = *s;
-    f.channel = ch;
+    f.channel = l.channel;
     f.info.start = s->start;
     f.info.mod = p::modulation(hdr.mod_field);
     f.info.nd = hdr.nd;
     f.info.seq = hdr.seq;
     f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
-    f.info.snr_dB = ch.snr_dB;
-    f.info.bad_samples = bad;
+    f.info.snr_dB = l.channel.snr_dB;
+    f.info.bad_samples = l.bad_samples;
     // Data symbols present: those whose FFT window lies inside the capture. The
     // window ends timing_backoff samples before the symbol as located, so a symbol
     // whose first path was located a sample or two late, or whose last few samples
