@@ -98,6 +98,7 @@ public:
   /// The last run's decode parameters (device, max_candidates() slots; slot i valid
   /// where candidate i is ok).
   const frame_params* d_frame_params() const noexcept { return params_.data(); }
+  /// Candidate slots of the outputs: the most one run() locates.
   std::size_t max_candidates() const noexcept { return located_.size(); }
 
   /// Samples before a candidate's coarse point that locating it may read.
