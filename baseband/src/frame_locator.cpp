@@ -43,28 +43,25 @@ candidate_locator::candidate_locator(const rx_config& cfg, const channel_smoothe
 }
 candidate_locator::~candidate_locator() = default;
 
-located_candidate candidate_locator::locate(const transport::sample_source& src, const detection& d)
+located_detection candidate_locator::examine(const transport::sample_source& src, const detection& d)
 {
   constexpr uint64_t L = p::SYMBOL_LEN;
-  const uint64_t total = src.size();
-  located_candidate out;
+  located_detection x;
   const auto s = synchronize(src, d, cfg_);
   if (!s) {
-    out.what = located_candidate::kind::no_preamble;
-    out.resume = d.coarse + L; // not a preamble (a tone, a DC offset) or the source ends: look past it
-    return out;
+    x.what = located_detection::outcome::no_sync; // not a preamble (a tone, a DC offset) or the source ends
+    return x;
   }
+  x.sync = *s;
   // Preamble and header windows.
   std::vector<cf32> head(2 * L + p::N);
   if (src.read(s->fft0, head) != head.size()) {
-    out.what = located_candidate::kind::cut_off;
-    out.resume = total;
-    return out;
+    x.what = located_detection::outcome::cut_off;
+    return x;
   }
   // Non-finite samples in the three FFT windows are taken as 0 and counted.
-  uint64_t bad = 0;
   for (uint64_t m = 0; m < 3; ++m) {
-    bad += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
+    x.bad_samples += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
   }
   std::array<std::array<cf32, p::N>, 3> y{};
   for (uint64_t m = 0; m < 3; ++m) {
@@ -75,39 +72,61 @@ located_candidate candidate_locator::locate(const transport::sample_source& src,
     fft_execute(plan_->fft);
     y[m] = plan_->out;
   }
-  const channel_estimate ch = estimate_channel(y[0].data(), y[1].data(), smoother_);
-  p::header_fields hdr;
-  const auto status = p::parse_header(decide_header(y[2].data(), ch), hdr);
-  if (status != p::header_status::ok) {
-    out.what = located_candidate::kind::rejected;
-    out.failure = header_failure{s->start, status, bad};
-    out.resume = s->start + p::NOF_PREAMBLE_SYMBOLS * L;
+  x.channel = estimate_channel(y[0].data(), y[1].data(), smoother_);
+  x.header = p::parse_header(decide_header(y[2].data(), x.channel), x.fields);
+  x.what = x.header == p::header_status::ok ? located_detection::outcome::accepted : located_detection::outcome::rejected;
+  return x;
+}
+
+located_candidate candidate_locator::conclude(const located_detection& x, const detection& d, uint64_t total) const
+{
+  constexpr uint64_t L = p::SYMBOL_LEN;
+  located_candidate out;
+  switch (x.what) {
+  case located_detection::outcome::no_sync:
+    out.what = located_candidate::kind::no_preamble;
+    out.resume = d.coarse + L; // look past it
     return out;
+  case located_detection::outcome::cut_off:
+    out.what = located_candidate::kind::cut_off;
+    out.resume = total;
+    return out;
+  case located_detection::outcome::rejected:
+    out.what = located_candidate::kind::rejected;
+    out.failure = header_failure{x.sync.start, x.header, x.bad_samples};
+    out.resume = x.sync.start + p::NOF_PREAMBLE_SYMBOLS * L;
+    return out;
+  case located_detection::outcome::accepted: break;
   }
   located_frame f;
-  f.sync = *s;
-  f.channel = ch;
-  f.info.start = s->start;
-  f.info.mod = p::modulation(hdr.mod_field);
-  f.info.nd = hdr.nd;
-  f.info.seq = hdr.seq;
-  f.info.cfo_Hz = s->cfo_cps * cfg_.sample_rate_sps;
-  f.info.snr_dB = ch.snr_dB;
-  f.info.bad_samples = bad;
+  f.sync = x.sync;
+  f.channel = x.channel;
+  f.info.start = x.sync.start;
+  f.info.mod = p::modulation(x.fields.mod_field);
+  f.info.nd = x.fields.nd;
+  f.info.seq = x.fields.seq;
+  f.info.cfo_Hz = x.sync.cfo_cps * cfg_.sample_rate_sps;
+  f.info.snr_dB = x.channel.snr_dB;
+  f.info.bad_samples = x.bad_samples;
   // Data symbols present: those whose FFT window lies inside the capture. The
   // window ends timing_backoff samples before the symbol as located, so a symbol
   // whose first path was located a sample or two late, or whose last few samples
   // (which the window does not use) are missing, is still decoded whole.
-  const uint64_t first_end = fft_window(*s, p::FIRST_DATA_SYMBOL) + p::N;
+  const uint64_t first_end = fft_window(x.sync, p::FIRST_DATA_SYMBOL) + p::N;
   const uint64_t avail = total >= first_end ? (total - first_end) / L + 1 : 0;
-  f.info.symbols = uint32_t(std::min<uint64_t>(hdr.nd, avail));
-  f.info.truncated = f.info.symbols < hdr.nd;
+  f.info.symbols = uint32_t(std::min<uint64_t>(x.fields.nd, avail));
+  f.info.truncated = f.info.symbols < x.fields.nd;
   // Go on half a guard before the frame's end: the coarse point of a preamble that
   // follows back to back lies on its plateau, after its first sample.
   out.what = located_candidate::kind::frame;
-  out.resume = f.info.truncated ? total : s->start + (p::FIRST_DATA_SYMBOL + uint64_t(hdr.nd)) * L - p::G / 2;
+  out.resume = f.info.truncated ? total : x.sync.start + (p::FIRST_DATA_SYMBOL + uint64_t(x.fields.nd)) * L - p::G / 2;
   out.frame = std::move(f);
   return out;
+}
+
+located_candidate candidate_locator::locate(const transport::sample_source& src, const detection& d)
+{
+  return conclude(examine(src, d), d, src.size());
 }
 
 bool frame_walk::take(const detection&, const located_candidate& c)

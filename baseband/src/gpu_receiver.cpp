@@ -222,6 +222,7 @@ public:
                          {"writer: payload to the sink", times_.write_sink},
                          {"drain at the end", times_.drain}};
     res.resources = resources();
+    res.setup_seconds = times_.setup;
     return res;
   }
 
@@ -373,7 +374,8 @@ private:
     gpu::convert_to_float2(s.d_raw.data(), type_, s.nof, s.d_x.data(), nullptr, st);
     s.search.run(s.d_x.data(), s.first, s.nof, total, s.lo, s.hi, st);
     // cf32 chunks are located from the samples as stored, so that non-finite ones are counted.
-    s.locate.run(located_input(s), s.first, s.nof, total, s.search.d_candidates(), s.search.d_count(), st);
+    s.locate.run(located_input(s), s.first, s.nof, total, s.search.d_candidates(),
+                 reinterpret_cast<const uint32_t*>(s.search.d_count()), st); // search_count's first field
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_count.data(), s.search.d_count(), sizeof(gpu::search_count), cudaMemcpyDeviceToHost, st));
     s.located.record(s.stream);
     return {&s};
@@ -418,7 +420,7 @@ private:
     cudaStream_t st = s.stream.get();
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_cands.data(), s.search.d_candidates(), n * sizeof(gpu::sync_candidate), cudaMemcpyDeviceToHost, st));
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_located.data(), s.locate.results(), n * sizeof(gpu::located_candidate), cudaMemcpyDeviceToHost, st));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_located.data(), s.locate.d_located(), n * sizeof(gpu::located_candidate), cudaMemcpyDeviceToHost, st));
     s.stream.synchronize();
   }
 
@@ -474,40 +476,26 @@ private:
     }
   }
 
-  /// The host's record of a candidate the device located (no signal work: fields).
+  /// The host's record of a candidate the device located (no signal work: its
+  /// fields, turned into what the walk keeps as the CPU backend turns its own).
   located_candidate to_host(const gpu::located_candidate& g, const detection& d, uint64_t total) const
   {
-    located_candidate lc;
+    located_detection x;
     switch (g.status) {
-    case gpu::locate_status::no_sync: lc.what = located_candidate::kind::no_preamble; lc.resume = d.coarse + L; return lc;
-    case gpu::locate_status::cut_off: lc.what = located_candidate::kind::cut_off; lc.resume = total; return lc;
-    case gpu::locate_status::needs_more: return lc;
-    case gpu::locate_status::rejected:
-      lc.what = located_candidate::kind::rejected;
-      lc.failure = header_failure{g.start, p::header_status(g.header_status), g.bad_samples};
-      lc.resume = g.start + p::NOF_PREAMBLE_SYMBOLS * L;
-      return lc;
-    case gpu::locate_status::ok: break;
+    case gpu::locate_status::no_sync: x.what = located_detection::outcome::no_sync; break;
+    case gpu::locate_status::cut_off: x.what = located_detection::outcome::cut_off; break;
+    case gpu::locate_status::rejected: x.what = located_detection::outcome::rejected; break;
+    case gpu::locate_status::ok: x.what = located_detection::outcome::accepted; break;
+    case gpu::locate_status::needs_more: return {};
     }
-    located_frame f;
-    f.sync.start = g.start;
-    f.sync.fft0 = g.fft0;
-    f.sync.cfo_cps = g.cfo_cps;
-    f.info.start = g.start;
-    f.info.mod = p::modulation(g.mod);
-    f.info.nd = g.nd;
-    f.info.seq = uint8_t(g.seq);
-    f.info.cfo_Hz = g.cfo_cps * cfg_.sample_rate_sps;
-    f.info.snr_dB = g.snr_dB;
-    f.info.bad_samples = g.bad_samples;
-    const uint64_t first_end = fft_window(f.sync, p::FIRST_DATA_SYMBOL) + p::N;
-    const uint64_t avail = total >= first_end ? (total - first_end) / L + 1 : 0;
-    f.info.symbols = uint32_t(std::min<uint64_t>(g.nd, avail));
-    f.info.truncated = f.info.symbols < g.nd;
-    lc.what = located_candidate::kind::frame;
-    lc.resume = f.info.truncated ? total : g.start + (p::FIRST_DATA_SYMBOL + uint64_t(g.nd)) * L - p::G / 2;
-    lc.frame = std::move(f);
-    return lc;
+    x.sync = {g.start, g.fft0, g.cfo_cps};
+    x.channel.snr_dB = g.snr_dB;
+    x.header = g.header;
+    x.fields.mod_field = uint8_t(g.mod);
+    x.fields.nd = g.nd;
+    x.fields.seq = g.seq;
+    x.bad_samples = g.bad_samples;
+    return fallback_.conclude(x, d, total);
   }
 
   /// The data symbols of the open frames whose windows lie in this chunk, in order;
@@ -541,7 +529,7 @@ private:
       if (o.next < o.end && !o.has_carried) {
         // Goes on past this chunk: its parameters come to the host once.
         WHD_CUDA_CHECK(cudaSetDevice(s.device));
-        WHD_CUDA_CHECK(cudaMemcpyAsync(&o.carried, s.locate.params() + o.params, sizeof(gpu::frame_params), cudaMemcpyDeviceToHost,
+        WHD_CUDA_CHECK(cudaMemcpyAsync(&o.carried, s.locate.d_frame_params() + o.params, sizeof(gpu::frame_params), cudaMemcpyDeviceToHost,
                                        s.stream.get()));
         s.stream.synchronize();
         o.has_carried = true;
@@ -559,7 +547,7 @@ private:
     cudaStream_t st = s.stream.get();
     if (s.count > 0) {
       if (s.nof_carried > 0) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.locate.params() + max_cands_, s.h_carry.data(), s.nof_carried * sizeof(gpu::frame_params),
+        WHD_CUDA_CHECK(cudaMemcpyAsync(s.locate.d_frame_params() + max_cands_, s.h_carry.data(), s.nof_carried * sizeof(gpu::frame_params),
                                        cudaMemcpyHostToDevice, st));
       }
       WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_offsets.data(), s.h_offsets.data(), s.count * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
@@ -567,7 +555,7 @@ private:
       const bool cf32 = type_ == datatype::cf32_le;
       gpu::launch_gather_windows(cf32 ? reinterpret_cast<const float2*>(s.d_raw.data()) : s.d_x.data(), s.d_offsets.data(), s.count,
                                  s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
-      const gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.params(), s.d_out.data(), s.count};
+      const gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
       gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
       WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
       if (cf32) {

@@ -42,6 +42,8 @@
 /// None of this is measured yet.
 #pragma once
 
+#include "gpu_sync_types.hpp"
+
 #include <whd/baseband/profile.hpp>
 #include <whd/transport/cuda.hpp>
 #include <whd/transport/sample_types.hpp>
@@ -52,15 +54,6 @@
 #include <type_traits>
 
 namespace whd::baseband::gpu {
-
-/// One candidate of the search: a window start and what its symbol of positions says.
-struct sync_candidate {
-  uint64_t window;  ///< the window start c [capture sample index]: an edge or grid candidate
-  uint64_t coarse;  ///< first argmax of M over [c, min(c + L, npos)) [capture sample index]
-  double cfo_cps;   ///< coarse CFO from arg P(coarse) [cycles/sample], in [-1/(2L), 1/(2L)]
-  float metric;     ///< M(coarse), unit-free in [0, 1]
-};
-static_assert(std::is_trivially_copyable_v<sync_candidate>);
 
 /// How many candidates one run found.
 struct search_count {

@@ -29,7 +29,25 @@ struct located_frame {
   frame_result info;  ///< every field but payload_offset/payload_bytes
 };
 
-/// What locating one candidate found.
+/// Everything locating one candidate computes (fine timing, CFO, the three FFT
+/// windows, channel, header): what every backend must reproduce for the same
+/// candidate, and what the GPU locator's tests compare field by field.
+struct located_detection {
+  enum class outcome : uint8_t {
+    no_sync,  ///< synchronize() found no preamble (or the source ends inside its windows)
+    cut_off,  ///< the source ends before the header is whole: nothing decodable follows
+    rejected, ///< a preamble whose header failed: `header` says why
+    accepted, ///< a frame
+  };
+  outcome what = outcome::no_sync;
+  frame_sync sync;                                            ///< all but no_sync
+  channel_estimate channel;                                   ///< rejected and accepted
+  profile::header_status header = profile::header_status::ok; ///< rejected and accepted
+  profile::header_fields fields;                              ///< as parsed (rejected and accepted)
+  uint64_t bad_samples = 0; ///< non-finite samples in the three FFT windows, taken as 0 (rejected and accepted)
+};
+
+/// What locating one candidate found, as the walk and the receivers use it.
 struct located_candidate {
   enum class kind {
     no_preamble, ///< the cross-correlation shows no preamble (a tone, a DC offset)
@@ -58,6 +76,11 @@ public:
   /// Non-finite samples in the preamble and header windows are taken as 0 and
   /// counted in the frame's or the failure's `bad_samples`.
   located_candidate locate(const transport::sample_source& src, const detection& d);
+  /// The steps of locate() with everything they computed.
+  located_detection examine(const transport::sample_source& src, const detection& d);
+  /// What the walk and the receivers keep of `x`, the candidate `d` of a source of
+  /// `total` samples (both backends turn their locators' results into this).
+  located_candidate conclude(const located_detection& x, const detection& d, uint64_t total) const;
 
 private:
   struct plan;

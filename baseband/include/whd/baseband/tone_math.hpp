@@ -34,6 +34,9 @@ public:
   /// h <- Q Q^H h over the used tones.
   void apply(std::array<cf32, profile::NOF_USED>& h) const;
   int nof_taps() const noexcept { return nof_taps_; }
+  /// The basis Q as stored: NOF_USED x nof_taps() entries, row-major ([u * nof_taps() + l],
+  /// used tone u, tap l), orthonormal columns; for backends that project on their own.
+  const std::vector<std::complex<double>>& basis() const noexcept { return q_; }
 
 private:
   int nof_taps_;

@@ -1,0 +1,640 @@
+// The GPU candidate locator (gpu_locate.hpp): one kernel, one block of 256 threads
+// per candidate, going through the host's steps in order with shared memory between
+// them:
+//   1. fine timing (sync.cpp synchronize): the up to 4G+1 + N-1 = 768 samples of the
+//      lag window, non-finite zeroed, derotated by the coarse CFO; one thread per lag
+//      sums the cross-correlation with the preamble body sequentially in double; one
+//      thread keeps the sliding energy as the host's running update; thread 0 finds
+//      the peak, the validation rho, the first path, start and fft0;
+//   2. the 2L + N = 1664 samples from fft0 (two preamble windows and the header
+//      window), non-finite ones counted in the windows and zeroed; thread 0 sums the
+//      fine CFO sequentially in double; each sample's derotation in double as the host;
+//   3. three groups of 64 threads run the project's 512-point device FFT, one window each;
+//   4. LS channel, smoother projection in double (one thread per tap, then one per
+//      tone), 1/H, SNR, the pilots' phase, the header's maximum-ratio combining and
+//      profile::parse_header; then the frame_params of an accepted frame.
+//
+// Work per candidate: reads 6 KB (lag window) + 13 KB (header windows) of samples, the
+// 4 KB body from shared memory 257 times, and the smoother basis twice (2 x 270 KB at
+// 48 taps, shared by every candidate, so from L2); writes 9.4 KB of frame_params.
+// About 1.1 M double operations for the cross-correlation (257 lags x 512 x 8), 0.27 M
+// for the smoother, 1,300 double sincos and three FFTs (some 70 k float operations).
+// The block's time is its chains of dependent double additions (512 per lag, 512 for
+// the CFO, 769 for the energy, 352 per tap), some 30-50 k cycles, so about 25 us a
+// block; with several blocks per SM on 132 SMs that is of the order of ten million
+// candidates a second (an estimate, not measured). A second of air holds at most some
+// hundreds of thousands of frames (packets of a few symbols) and, in practice,
+// thousands of candidates: this stage is not the receiver's bound, which is why it
+// keeps the host's sequential sums rather than parallel reductions that would not
+// reproduce its rounding.
+//
+// Built with -fmad=false (baseband/CMakeLists.txt): no multiply-add contraction, as on
+// the host (x86-64 without FMA).
+#include "gpu_locate.hpp"
+
+#include "gpu_symbol_decoder.hpp"
+
+#include <whd/baseband/sync.hpp>
+#include <whd/baseband/tone_math.hpp>
+#include <whd/fft/fft512_device.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+#include <vector>
+
+namespace whd::baseband::gpu {
+
+namespace {
+
+namespace p = profile;
+
+using fft_algo = fft::fft512_default_algo; ///< Stockham, shared-memory exchanges, table twiddles
+
+constexpr int THREADS = 256;                ///< threads per candidate
+constexpr int GROUP = fft_algo::THREADS;    ///< threads per transform
+constexpr int NOF_WINDOWS = 3;              ///< preamble 0, preamble 1, header
+static_assert(NOF_WINDOWS * GROUP <= THREADS);
+constexpr int N = p::N;
+constexpr int G = p::G;
+constexpr int L = p::SYMBOL_LEN;
+constexpr int SEARCH = 2 * G;               ///< lags either side of coarse + G (synchronize)
+constexpr int MAX_LAGS = 2 * SEARCH + 1;
+constexpr int MAX_LAG_SAMPLES = MAX_LAGS + N - 1;
+constexpr int HEAD = 2 * L + N;             ///< the three FFT windows from fft0
+constexpr int SCRATCH = fft::scratch_float2<fft_algo>();
+constexpr int MAX_TAPS = p::NOF_USED / 2;   ///< channel_smoother's limit
+static_assert(MAX_TAPS + 2 * 32 <= THREADS, "one thread per tap, apart from warp 0");
+static_assert(p::HEADER_BITS <= THREADS);
+static_assert(p::NOF_USED <= 2 * THREADS);
+
+/// The profile's tone tables as one constant-initialised block.
+struct tone_tables {
+  int16_t used_bin[p::NOF_USED];
+  float preamble[p::NOF_USED];      ///< T[u]
+  int16_t pilot_bin[p::NOF_PILOTS];
+  int16_t pilot_used[p::NOF_PILOTS];
+  int16_t data_bin[p::NOF_DATA];
+  int16_t data_used[p::NOF_DATA];
+  uint8_t data_pn[p::NOF_DATA];     ///< p[d]
+  int16_t bin_used[p::N];           ///< the used tone of a data bin, -1 on every other bin
+};
+
+constexpr tone_tables make_tone_tables()
+{
+  tone_tables t{};
+  for (int u = 0; u < p::NOF_USED; ++u) {
+    t.used_bin[u] = p::USED_BIN[std::size_t(u)];
+    t.preamble[u] = p::preamble_value(u);
+  }
+  for (int i = 0; i < p::NOF_PILOTS; ++i) {
+    t.pilot_bin[i] = p::PILOT_BIN[std::size_t(i)];
+    t.pilot_used[i] = p::PILOT_USED[std::size_t(i)];
+  }
+  for (int b = 0; b < p::N; ++b) {
+    t.bin_used[b] = -1;
+  }
+  for (int d = 0; d < p::NOF_DATA; ++d) {
+    t.data_bin[d] = p::DATA_BIN[std::size_t(d)];
+    t.data_used[d] = p::DATA_USED[std::size_t(d)];
+    t.data_pn[d] = uint8_t(p::pn(d));
+    t.bin_used[p::DATA_BIN[std::size_t(d)]] = p::DATA_USED[std::size_t(d)];
+  }
+  return t;
+}
+
+/// One device copy per translation unit (no relocatable device code needed).
+static __device__ const tone_tables D_TABLES = make_tone_tables();
+
+/// Set-up and per-run arguments of the kernel.
+struct locate_args {
+  const float2* samples;      ///< chunk [first, first + nof)
+  uint64_t first, nof, total;
+  const sync_candidate* cands;
+  const uint32_t* count;
+  uint32_t max_candidates;
+  const float2* body;         ///< N
+  const double2* basis;       ///< NOF_USED x nof_taps, row-major
+  int nof_taps;
+  double body_energy;
+  float validate_threshold;
+  float first_path_fraction;
+  int timing_backoff;
+  located_candidate* out;
+  frame_params* params;
+};
+
+// ---------------------------------------------------------------- small pieces
+
+/// 1 when I or Q is NaN or infinite (all exponent bits set), as sync.cpp tests it.
+__device__ __forceinline__ bool non_finite(float2 v)
+{
+  return ((__float_as_uint(v.x) & 0x7F800000u) == 0x7F800000u) || ((__float_as_uint(v.y) & 0x7F800000u) == 0x7F800000u);
+}
+
+/// a * b as GCC's complex<float> product (-fcx-limited-range): (ar br - ai bi, ar bi + ai br).
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+__device__ __forceinline__ float2 conjf2(float2 a) { return make_float2(a.x, -a.y); }
+/// std::norm of a complex<float>: in float.
+__device__ __forceinline__ float normf2(float2 a) { return a.x * a.x + a.y * a.y; }
+
+/// frame_locator.cpp's derotation(): e^{-j 2 pi cycles}, reduced in double first.
+__device__ __forceinline__ float2 derotation(double cycles)
+{
+  const double ph = -2.0 * std::numbers::pi * remainder(cycles, 1.0);
+  double s, c;
+  sincos(ph, &s, &c);
+  return make_float2(float(c), float(s));
+}
+
+/// conj(h) / |h|^2 in float, 0 where h is 0 (estimate_channel's inverse).
+__device__ __forceinline__ float2 inverse(float2 h)
+{
+  const float mag2 = normf2(h);
+  return mag2 > 0.0f ? make_float2(h.x / mag2, -h.y / mag2) : make_float2(0.0f, 0.0f);
+}
+
+// ---------------------------------------------------------------- shared memory
+
+/// Step 1: the lag window and the per-lag results.
+struct sync_stage {
+  float2 body[N];
+  float2 r[MAX_LAG_SAMPLES];
+  double pow_xc[MAX_LAGS];
+  double energy[MAX_LAGS];
+  double norm_xc[MAX_LAGS];
+};
+/// Step 2 and the transforms' inputs: the three windows and each sample's derotation.
+struct window_stage {
+  float2 head[HEAD];
+  float2 rot[N];
+};
+/// Step 4: the channel on the used tones and the header's soft bits.
+struct tone_stage {
+  float2 h[p::NOF_USED];
+  double2 proj[MAX_TAPS]; ///< Q^H h
+  float soft[p::HEADER_BITS];
+};
+/// What thread 0 decides, for everyone.
+struct decisions {
+  uint64_t start, fft0;
+  double cfo_cps;
+  double sig, diff;
+  float2 base[NOF_WINDOWS]; ///< each window's derotation at its first sample
+  float2 pilot_rot;
+  unsigned bad;
+  locate_status status;
+  bool go_on;
+};
+/// The block's shared memory: the stages one after the other in one union (a barrier
+/// separates the last read of one from the first write of the next), the transforms'
+/// scratch and outputs apart (a group of 64 may still load its window while another
+/// group's transform writes).
+struct shared_mem {
+  union {
+    sync_stage s;
+    window_stage w;
+    tone_stage t;
+  } u;
+  float2 scratch[NOF_WINDOWS][SCRATCH];
+  float2 y[NOF_WINDOWS][N];
+  decisions d;
+};
+static_assert(sizeof(shared_mem) <= 48 * 1024, "static shared memory of one block");
+
+/// Writes thread 0's verdict on a candidate that ends before its frame_params.
+__device__ void write_early(const locate_args& a, uint32_t c, const decisions& d)
+{
+  located_candidate o{};
+  o.status = d.status;
+  o.header = p::header_status::ok;
+  o.start = d.start;
+  o.fft0 = d.fft0;
+  a.out[c] = o;
+}
+
+// ---------------------------------------------------------------- the kernel
+
+__global__ void __launch_bounds__(THREADS) locate_kernel(const locate_args a)
+{
+  __shared__ shared_mem sm;
+  const uint32_t c = blockIdx.x;
+  if (c >= min(*a.count, a.max_candidates)) {
+    return; // the whole block: the count is the same for every thread
+  }
+  const int tid = int(threadIdx.x);
+  const sync_candidate cand = a.cands[c];
+
+  // ---- 1. fine timing (synchronize) ----
+  const uint64_t centre = cand.coarse + uint64_t(G);
+  const uint64_t lag0 = centre > uint64_t(SEARCH) ? centre - uint64_t(SEARCH) : 0;
+  const int nof_lags = int(centre + uint64_t(SEARCH) - lag0) + 1;
+  const int nof_r = nof_lags + N - 1;
+  if (lag0 + uint64_t(nof_r) > a.total || lag0 < a.first || lag0 + uint64_t(nof_r) > a.first + a.nof) {
+    if (tid == 0) {
+      decisions d{};
+      d.status = lag0 + uint64_t(nof_r) > a.total ? locate_status::no_sync : locate_status::needs_more;
+      write_early(a, c, d);
+    }
+    return;
+  }
+  {
+    const float2* src = a.samples + (lag0 - a.first);
+    for (int i = tid; i < N; i += THREADS) {
+      sm.u.s.body[i] = a.body[i];
+    }
+    for (int i = tid; i < nof_r; i += THREADS) {
+      float2 v = src[i];
+      if (non_finite(v)) {
+        v = make_float2(0.0f, 0.0f);
+      }
+      sm.u.s.r[i] = cmul(v, derotation(cand.cfo_cps * double(i)));
+    }
+  }
+  if (tid == 0) {
+    sm.d.bad = 0;
+  }
+  __syncthreads();
+  for (int t = tid; t < nof_lags; t += THREADS) {
+    // In the host's order (sync.cpp, xcorr_power): four partial sums over n mod 4,
+    // each in order, added as (s0 + s1) + (s2 + s3).
+    double re[4] = {}, im[4] = {};
+    const float2* r = sm.u.s.r + t;
+    for (int n = 0; n < N; n += 4) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float2 x = sm.u.s.body[n + k], b = r[n + k];
+        re[k] += double(x.x) * b.x + double(x.y) * b.y;
+        im[k] += double(x.x) * b.y - double(x.y) * b.x;
+      }
+    }
+    const double sre = (re[0] + re[1]) + (re[2] + re[3]);
+    const double sim = (im[0] + im[1]) + (im[2] + im[3]);
+    sm.u.s.pow_xc[t] = sre * sre + sim * sim;
+  }
+  if (tid == THREADS - 1) {
+    // The sliding energy as the host updates it (float norms, double sum), on the
+    // last warp, which has the fewest lags.
+    double e = 0.0;
+    for (int i = 0; i < N; ++i) {
+      e += normf2(sm.u.s.r[i]);
+    }
+    for (int t = 0; t < nof_lags; ++t) {
+      sm.u.s.energy[t] = e;
+      if (t + 1 < nof_lags) {
+        e += normf2(sm.u.s.r[t + N]) - normf2(sm.u.s.r[t]);
+      }
+    }
+  }
+  __syncthreads();
+  for (int t = tid; t < nof_lags; t += THREADS) {
+    const double e = sm.u.s.energy[t];
+    sm.u.s.norm_xc[t] = e > 0.0 ? sm.u.s.pow_xc[t] / (a.body_energy * e) : 0.0;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    decisions& d = sm.d;
+    const double* pow_xc = sm.u.s.pow_xc;
+    int peak = 0; // the first maximum, as std::max_element
+    for (int t = 1; t < nof_lags; ++t) {
+      if (pow_xc[peak] < pow_xc[t]) {
+        peak = t;
+      }
+    }
+    const int lo = peak >= G / 2 ? peak - G / 2 : 0;
+    const int hi = min(nof_lags - 1, peak + G / 2);
+    double around = 0.0, elsewhere = 0.0;
+    for (int t = 0; t < nof_lags; ++t) {
+      (t >= lo && t <= hi ? around : elsewhere) += sm.u.s.norm_xc[t];
+    }
+    const int nof_around = hi - lo + 1;
+    const double floor_per_lag = elsewhere / double(nof_lags - nof_around);
+    const double rho = around - floor_per_lag * double(nof_around);
+    d.start = d.fft0 = 0;
+    d.cfo_cps = 0.0;
+    d.status = locate_status::no_sync;
+    d.go_on = false;
+    if (rho >= double(a.validate_threshold)) {
+      int first_path = peak;
+      for (int t = lo; t < peak; ++t) {
+        if (pow_xc[t] >= double(a.first_path_fraction) * pow_xc[peak]) {
+          first_path = t;
+          break;
+        }
+      }
+      const uint64_t body0 = lag0 + uint64_t(first_path);
+      if (body0 >= uint64_t(max(G, a.timing_backoff))) {
+        d.start = body0 - uint64_t(G);
+        d.fft0 = body0 - uint64_t(a.timing_backoff);
+        const uint64_t end = d.fft0 + uint64_t(HEAD);
+        if (d.fft0 + uint64_t(N + L) > a.total) {
+          d.status = locate_status::no_sync; // synchronize's fine-CFO read is short
+          d.start = d.fft0 = 0;
+        } else if (end > a.total) {
+          d.status = locate_status::cut_off;
+        } else if (d.fft0 < a.first || end > a.first + a.nof) {
+          d.status = locate_status::needs_more;
+        } else {
+          d.go_on = true;
+        }
+      }
+    }
+  }
+  __syncthreads();
+  if (!sm.d.go_on) {
+    if (tid == 0) {
+      write_early(a, c, sm.d);
+    }
+    return;
+  }
+
+  // ---- 2. the three windows, fine CFO (synchronize, frame_locator::locate) ----
+  const uint64_t start = sm.d.start;
+  const uint64_t fft0 = sm.d.fft0;
+  {
+    // The stage-1 arrays are dead: everyone passed the barrier after thread 0's last read.
+    const float2* src = a.samples + (fft0 - a.first);
+    unsigned bad = 0;
+    for (int i = tid; i < HEAD; i += THREADS) {
+      float2 v = src[i];
+      if (non_finite(v)) {
+        v = make_float2(0.0f, 0.0f);
+        bad += (i % L) < N ? 1u : 0u; // inside window i / L; the guards between do not count
+      }
+      sm.u.w.head[i] = v;
+    }
+    bad = __reduce_add_sync(0xffffffffu, bad);
+    if ((tid & 31) == 0 && bad != 0) {
+      atomicAdd(&sm.d.bad, bad);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    // arg P over the two preamble windows, summed in the host's order.
+    double pre = 0.0, pim = 0.0;
+    const float2* w = sm.u.w.head;
+    for (int i = 0; i < N; ++i) {
+      const float2 x = w[i], b = w[i + L];
+      pre += double(x.x) * b.x + double(x.y) * b.y;
+      pim += double(x.x) * b.y - double(x.y) * b.x;
+    }
+    sm.d.cfo_cps = atan2(pim, pre) / (2.0 * std::numbers::pi * double(L));
+  }
+  __syncthreads();
+  const double cfo = sm.d.cfo_cps;
+  for (int i = tid; i < N; i += THREADS) {
+    sm.u.w.rot[i] = derotation(cfo * double(i));
+  }
+  if (tid < NOF_WINDOWS) {
+    sm.d.base[tid] = derotation(cfo * double(fft0 + uint64_t(tid) * uint64_t(L) - start));
+  }
+  __syncthreads();
+
+  // ---- 3. one transform per window, a group of 64 threads each ----
+  if (const int g = tid / GROUP; g < NOF_WINDOWS) {
+    const int t = tid % GROUP;
+    const float2 base = sm.d.base[g];
+    const float2* x = sm.u.w.head + g * L;
+    float2 v[fft_algo::VALUES];
+#pragma unroll
+    for (int j = 0; j < fft_algo::VALUES; ++j) {
+      const int i = fft_algo::input_index(t, j);
+      v[j] = cmul(x[i], cmul(sm.u.w.rot[i], base));
+    }
+    fft::fft512_forward<fft_algo>(v, t, sm.scratch[g], fft::transform_sync{1 + g});
+#pragma unroll
+    for (int j = 0; j < fft_algo::VALUES; ++j) {
+      sm.y[g][fft_algo::output_bin(t, j)] = v[j];
+    }
+  }
+  __syncthreads();
+
+  // ---- 4. channel (estimate_channel), header (decide_header, parse_header) ----
+  const float2* y0 = sm.y[0];
+  const float2* y1 = sm.y[1];
+  const float2* y2 = sm.y[2];
+  float2* h = sm.u.t.h; // the window stage is dead: everyone passed the barrier after the loads
+  for (int u = tid; u < p::NOF_USED; u += THREADS) {
+    const int b = D_TABLES.used_bin[u];
+    const float f = 0.5f * D_TABLES.preamble[u];
+    const float2 s = make_float2(y0[b].x + y1[b].x, y0[b].y + y1[b].y);
+    h[u] = make_float2(s.x * f, s.y * f);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    double sig = 0.0, diff = 0.0;
+    for (int u = 0; u < p::NOF_USED; ++u) {
+      const int b = D_TABLES.used_bin[u];
+      sig += normf2(h[u]);
+      diff += normf2(make_float2(y0[b].x - y1[b].x, y0[b].y - y1[b].y));
+    }
+    sm.d.sig = sig;
+    sm.d.diff = diff;
+  }
+  const int nof_taps = a.nof_taps;
+  if (nof_taps > 0) {
+    // Q^H h, one thread per tap (warps 2.., apart from thread 0's sums), in double
+    // and in the host's order (u ascending).
+    if (const int l = tid - 2 * 32; l >= 0 && l < nof_taps) {
+      double pr = 0.0, pi = 0.0;
+      for (int u = 0; u < p::NOF_USED; ++u) {
+        const double2 q = a.basis[u * nof_taps + l];
+        const double hr = h[u].x, hi = h[u].y;
+        // conj(q) * h as GCC's complex<double> product.
+        pr += q.x * hr - (-q.y) * hi;
+        pi += q.x * hi + (-q.y) * hr;
+      }
+      sm.u.t.proj[l] = make_double2(pr, pi);
+    }
+    __syncthreads();
+    for (int u = tid; u < p::NOF_USED; u += THREADS) {
+      double ar = 0.0, ai = 0.0;
+      const double2* q = a.basis + u * nof_taps;
+      for (int l = 0; l < nof_taps; ++l) {
+        const double2 qa = q[l], pa = sm.u.t.proj[l];
+        ar += qa.x * pa.x - qa.y * pa.y;
+        ai += qa.x * pa.y + qa.y * pa.x;
+      }
+      h[u] = make_float2(float(ar), float(ai));
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    // The pilots' common phase of the header symbol (pilot_derotation).
+    float2 acc = make_float2(0.0f, 0.0f);
+    for (int i = 0; i < p::NOF_PILOTS; ++i) {
+      const float2 z = cmul(y2[D_TABLES.pilot_bin[i]], conjf2(h[D_TABLES.pilot_used[i]]));
+      acc = make_float2(acc.x + z.x, acc.y + z.y);
+    }
+    const float pv = p::pilot_value(p::HEADER_SYMBOL);
+    acc = make_float2(acc.x * pv, acc.y * pv);
+    // std::abs of a complex<float> is glibc's cabsf (hypotf): sqrt in double, rounded once.
+    const float mag = float(sqrt(double(acc.x) * double(acc.x) + double(acc.y) * double(acc.y)));
+    sm.d.pilot_rot = mag > 0.0f ? make_float2(acc.x / mag, -acc.y / mag) : make_float2(1.0f, 0.0f);
+  }
+  __syncthreads();
+  if (tid < p::HEADER_BITS) {
+    // Maximum-ratio combining of bit tid's repetitions, in the host's order (d ascending).
+    const float2 rot = sm.d.pilot_rot;
+    float acc = 0.0f;
+    for (int d = tid; d < p::NOF_DATA; d += p::HEADER_BITS) {
+      const float2 z = cmul(y2[D_TABLES.data_bin[d]], conjf2(h[D_TABLES.data_used[d]]));
+      const float soft = z.x * rot.x - z.y * rot.y;
+      acc += D_TABLES.data_pn[d] != 0 ? -soft : soft;
+    }
+    sm.u.t.soft[tid] = acc;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    std::array<uint8_t, p::HEADER_BITS> bits{};
+    for (int j = 0; j < p::HEADER_BITS; ++j) {
+      bits[std::size_t(j)] = sm.u.t.soft[j] < 0.0f ? 1 : 0;
+    }
+    p::header_fields f{};
+    const p::header_status hs = p::parse_header(bits, f);
+    // estimate_channel's SNR.
+    const double noise = sm.d.diff / (2.0 * p::NOF_USED);
+    const double signal = fmax(sm.d.sig / p::NOF_USED - noise / 2.0, 0.0);
+    const double snr = noise > 0.0 ? signal / noise * double(p::NOF_USED) / p::N : 1e15;
+    located_candidate o{};
+    o.status = hs == p::header_status::ok ? locate_status::ok : locate_status::rejected;
+    o.header = hs;
+    o.start = start;
+    o.fft0 = fft0;
+    o.cfo_cps = cfo;
+    o.snr_dB = snr > 0.0 ? fmin(10.0 * log10(snr), 150.0) : -150.0;
+    o.bad_samples = sm.d.bad;
+    o.nd = f.nd;
+    o.seq = f.seq;
+    o.mod = hs == p::header_status::ok ? p::modulation(f.mod_field) : p::modulation::qpsk;
+    a.out[c] = o;
+    sm.d.go_on = hs == p::header_status::ok;
+    sm.d.status = o.status;
+  }
+  __syncthreads();
+  if (!sm.d.go_on) {
+    return;
+  }
+  // ---- the fused kernel's parameters (gpu_receiver.cpp make_frame_params) ----
+  frame_params& fp = a.params[c];
+  if (tid == 0) {
+    fp.cfo_cps = cfo;
+    fp.window_offset = double(fft0 - start);
+    fp.mod = int32_t(a.out[c].mod);
+    fp.pad = 0;
+    const float2 step = derotation(cfo * 64.0);
+    fp.step_re = step.x;
+    fp.step_im = step.y;
+  }
+  for (int b = tid; b < N; b += THREADS) {
+    const int u = D_TABLES.bin_used[b];
+    fp.inv[b] = u >= 0 ? inverse(h[u]) : make_float2(0.0f, 0.0f);
+    // inv_held[64 j + t] = inv[held_lane(t) + 64 j]
+    const int hb = held_lane(b % 64) + 64 * (b / 64);
+    const int hu = D_TABLES.bin_used[hb];
+    fp.inv_held[b] = hu >= 0 ? inverse(h[hu]) : make_float2(0.0f, 0.0f);
+  }
+  if (tid < p::NOF_PILOTS) {
+    const float2 hp = h[D_TABLES.pilot_used[tid]];
+    fp.hconj_re[tid] = hp.x;
+    fp.hconj_im[tid] = -hp.y;
+  }
+  if (tid < 64) {
+    const float2 r = derotation(cfo * double(tid));
+    fp.rot_re[tid] = r.x;
+    fp.rot_im[tid] = r.y;
+  }
+}
+
+/// The kernel's grid: one block per candidate slot (blocks past the count exit).
+void launch_locate(const locate_args& a, cudaStream_t stream)
+{
+  if (a.max_candidates == 0) {
+    return;
+  }
+  locate_kernel<<<dim3(a.max_candidates), dim3(THREADS), 0, stream>>>(a);
+  WHD_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace
+
+candidate_locator::candidate_locator(const rx_config& cfg, std::size_t max_candidates) : cfg_(cfg), body_energy_(0.0), nof_taps_(0)
+{
+  if (max_candidates == 0 || max_candidates > std::size_t(std::numeric_limits<int32_t>::max())) {
+    throw std::invalid_argument("candidate_locator: max_candidates must be 1 .. 2^31 - 1");
+  }
+  // The preamble body and its energy, summed as synchronize sums it.
+  const auto& x = preamble_body();
+  std::vector<float2> body(x.size());
+  for (std::size_t n = 0; n < x.size(); ++n) {
+    body[n] = make_float2(x[n].real(), x[n].imag());
+    body_energy_ += std::norm(x[n]);
+  }
+  body_ = cuda::device_buffer<float2>(body.size());
+  WHD_CUDA_CHECK(cudaMemcpy(body_.data(), body.data(), body_.size_bytes(), cudaMemcpyHostToDevice));
+  if (cfg.channel_taps > 0) {
+    // The smoother frame_locator builds: the first path sits timing_backoff samples
+    // into the FFT window. Throws on a bad tap count, as the host does.
+    const channel_smoother sm(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps);
+    const auto& q = sm.basis();
+    static_assert(sizeof(std::complex<double>) == sizeof(double2));
+    std::vector<double2> basis(q.size());
+    std::memcpy(basis.data(), q.data(), q.size() * sizeof(double2));
+    nof_taps_ = sm.nof_taps();
+    basis_ = cuda::device_buffer<double2>(basis.size());
+    WHD_CUDA_CHECK(cudaMemcpy(basis_.data(), basis.data(), basis_.size_bytes(), cudaMemcpyHostToDevice));
+  }
+  located_ = cuda::device_buffer<located_candidate>(max_candidates);
+  params_ = cuda::device_buffer<frame_params>(max_candidates);
+}
+
+candidate_locator::~candidate_locator() = default;
+
+uint64_t candidate_locator::lookback() const noexcept
+{
+  // The lag window opens at coarse + G - 2G; fft0 may lie timing_backoff before it.
+  return uint64_t(SEARCH - G) + uint64_t(std::max(0, cfg_.timing_backoff));
+}
+
+uint64_t candidate_locator::lookahead() const noexcept
+{
+  // The lag window ends at coarse + G + 2G + N; the header window at fft0 + 2L + N,
+  // with fft0 at most the last lag, coarse + G + 2G, less timing_backoff.
+  const int64_t last_lag = G + SEARCH;
+  return uint64_t(std::max<int64_t>(last_lag + N, last_lag - cfg_.timing_backoff + HEAD));
+}
+
+void candidate_locator::run(const float2* d_samples, uint64_t first, std::size_t nof, uint64_t total, const sync_candidate* d_cands,
+                            const uint32_t* d_count, cudaStream_t stream)
+{
+  if (first > total || nof > total - first) {
+    throw std::invalid_argument("candidate_locator::run: the chunk reaches past the capture (first + nof > total)");
+  }
+  if ((d_samples == nullptr && nof > 0) || d_cands == nullptr || d_count == nullptr) {
+    throw std::invalid_argument("candidate_locator::run: null device pointer");
+  }
+  locate_args a{};
+  a.samples = d_samples;
+  a.first = first;
+  a.nof = nof;
+  a.total = total;
+  a.cands = d_cands;
+  a.count = d_count;
+  a.max_candidates = uint32_t(max_candidates());
+  a.body = body_.data();
+  a.basis = basis_.data();
+  a.nof_taps = nof_taps_;
+  a.body_energy = body_energy_;
+  a.validate_threshold = cfg_.validate_threshold;
+  a.first_path_fraction = cfg_.first_path_fraction;
+  a.timing_backoff = cfg_.timing_backoff;
+  a.out = located_.data();
+  a.params = params_.data();
+  launch_locate(a, stream);
+}
+
+} // namespace whd::baseband::gpu
