@@ -258,8 +258,8 @@ private:
           }
         }
         if (per != positions && gcfg_.notice) {
-          gcfg_.notice("GPU memory or page-locked host memory too short for chunks of " + std::to_string(positions) +
-                       " samples; running with " + std::to_string(per));
+          gcfg_.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / L) +
+                       " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / L));
         }
         positions_ = per;
         max_cands_ = max_cands;
