@@ -71,6 +71,7 @@ struct options {
   std::string truth;
   std::string link = "auto";
   std::size_t batch = 0; ///< 0: the GPU backend's default (gpu_config::symbols_per_batch)
+  int streams = 0;       ///< 0: the GPU backend's default (gpu_config::nof_streams)
   int device = 0;
   std::string gpus = "1";
   unsigned threads = 0;
@@ -133,7 +134,10 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
      "GPU link packing: f32 (8 bytes/sample), half (4), int8 with a float scale per symbol (2); auto: int8 for ci8 captures (their bytes cross as they are), half otherwise")
     ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(0),
-     "GPU: data symbols per batch (one copy in, one kernel, one copy out); 0: 32 MiB of link samples, i.e. 32768 over int8, 16384 over half, 8192 over f32")
+     "GPU: the capture crosses to the device in chunks of SYMBOLS x 576 samples (one copy in, the search, the location and the "
+     "decode of every frame in it, one copy out); 0: chunks of 2^24 samples")
+    ("streams", po::value(&o.streams)->value_name("N")->default_value(0),
+     "GPU: chunks in flight per device, each with its own stream and buffers; 0: the default (4)")
     ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: first CUDA device ordinal")
     ("gpus", po::value(&o.gpus)->value_name("N|all")->default_value("1"),
      "GPU: spread batches over N devices (from --device on), payload still in capture order; 'all' takes every device present")
@@ -234,6 +238,7 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
   req.gpus_text = o.gpus;
   req.device = o.device;
   req.batch = o.batch;
+  req.streams = o.streams;
   req.threads = o.threads;
   auto made = bb::make_receiver(
     req, cfg, capture_type, [&log](const std::string& line) { log.warn("{}", line); },

@@ -76,7 +76,7 @@ constexpr uint64_t AUTO_CHUNK_POSITIONS = uint64_t(1) << 24;
 /// Frames whose data go on into the next chunk (frames do not overlap: one or two).
 constexpr std::size_t MAX_CARRIED = 4;
 /// Bytes one reading task preads into pinned memory.
-constexpr std::size_t READ_GRAIN = std::size_t(4) << 20;
+constexpr std::size_t READ_GRAIN = std::size_t(1) << 20;
 
 using steady = std::chrono::steady_clock;
 
@@ -248,9 +248,9 @@ private:
     slots_.clear();
     for (uint64_t per = positions;; per = std::max<uint64_t>(per / 2, 64 * L)) {
       try {
-        // Candidates: a chunk holds at most one edge per two positions, but a real
-        // one holds a few per symbol at most; the search flags an overflow.
-        const std::size_t max_cands = std::size_t(std::min<uint64_t>(per / 64 + 64, 1 << 20));
+        // Candidates: a frame gives a few, a tone or a DC offset one a symbol; twice
+        // that per symbol of the chunk and some to spare (the search flags more).
+        const std::size_t max_cands = std::size_t(std::min<uint64_t>(2 * (per / L) + 256, 1 << 20));
         for (int k = 0; k < std::max(gcfg_.nof_streams, 1); ++k) {
           for (int d = 0; d < gcfg_.nof_gpus; ++d) {
             WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device + d));
@@ -292,62 +292,136 @@ private:
     return r;
   }
 
-  struct slot_ticket {
-    chunk_slot* slot;
+  /// Chunks read, searched and located ahead of the walk, handed over in order by
+  /// the reading thread (null: the reader stopped; its error, if any, is rethrown).
+  class chunk_queue {
+  public:
+    void push(chunk_slot* s)
+    {
+      std::lock_guard lk(m_);
+      q_.push_back(s);
+      cv_.notify_one();
+    }
+    void fail(std::exception_ptr e)
+    {
+      std::lock_guard lk(m_);
+      error_ = std::move(e);
+      q_.push_back(nullptr);
+      cv_.notify_one();
+    }
+    chunk_slot* pop()
+    {
+      std::unique_lock lk(m_);
+      cv_.wait(lk, [&] { return !q_.empty(); });
+      chunk_slot* s = q_.front();
+      q_.pop_front();
+      if (s == nullptr && error_) {
+        std::rethrow_exception(error_);
+      }
+      return s;
+    }
+
+  private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::deque<chunk_slot*> q_;
+    std::exception_ptr error_;
   };
 
-  /// The chunks in order: each is read and searched and located on its GPU ahead of
-  /// the walk (as many in flight as there are slots), then walked and decoded.
+  /// The chunks in order: a reading thread reads each into a free slot and enqueues
+  /// its search and locate stages (as many ahead as there are slots); this thread
+  /// walks them as they come and enqueues their decode; the writer writes them.
   void decode_all(const tr::sample_source& src, receive_result& res, const progress_fn& progress)
   {
     const uint64_t total = src.size();
     const uint64_t npos = candidate_search::nof_positions(total);
     const uint64_t nof_chunks = (npos + positions_ - 1) / positions_;
     frame_walk walk;
-    std::deque<slot_ticket> ahead;
-    uint64_t submitted = 0;
-    bool stopping = false;
-    for (uint64_t k = 0; k < nof_chunks; ++k) {
-      while (submitted < nof_chunks && ahead.size() < slots_.size()) {
-        ahead.push_back(submit_search(src, submitted++, npos));
-      }
-      slot_ticket t = ahead.front();
-      ahead.pop_front();
-      chunk_slot& s = *t.slot;
-      if (!stopping && cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
-        stopping = true; // no further frame is taken; frames being decoded are finished
-        res.interrupted = true;
-      }
-      {
-        stage_timer tm(times_.wait_located);
-        s.located.synchronize();
-        fetch_candidates(s);
-      }
-      {
-        stage_timer tm(times_.walk);
-        if (!stopping) {
-          walk_chunk(src, s, walk, res);
+    chunk_queue ready;
+    quit_reader_ = false;
+    std::jthread reader([&] {
+      try {
+        for (uint64_t k = 0; k < nof_chunks; ++k) {
+          chunk_slot* s = submit_search(src, k, npos);
+          if (s == nullptr) {
+            break; // told to quit
+          }
+          ready.push(s);
         }
-        list_symbols(s, res);
+        ready.push(nullptr);
+      } catch (...) {
+        ready.fail(std::current_exception());
       }
-      submit_decode(s);
-      if (progress) {
-        progress(s.hi, total);
+    });
+    bool stopping = false;
+    bool reader_done = false; // its last word (null) was taken
+    auto quit = [&] {
+      {
+        std::lock_guard lk(m_);
+        quit_reader_ = true;
       }
-      if (stopping && open_.empty()) {
-        break;
+      free_cv_.notify_all();
+      // Chunks read ahead and not walked are dropped (after a stop or the end).
+      while (!reader_done) {
+        chunk_slot* s = nullptr;
+        try {
+          s = ready.pop();
+        } catch (...) {
+          s = nullptr; // the reader's error after the walk was over: nothing lost
+        }
+        if (s == nullptr) {
+          reader_done = true;
+          break;
+        }
+        s->located.synchronize();
+        release(*s);
       }
-      if (walk.ended()) {
-        stopping = !open_.empty() || stopping; // decode what is open, then end
-        if (open_.empty()) {
+    };
+    try {
+      for (uint64_t k = 0; k < nof_chunks; ++k) {
+        chunk_slot* sp = nullptr;
+        {
+          stage_timer tm(times_.wait_located);
+          try {
+            sp = ready.pop();
+          } catch (...) {
+            reader_done = true;
+            throw;
+          }
+          if (sp == nullptr) {
+            reader_done = true;
+            break;
+          }
+          sp->located.synchronize();
+        }
+        chunk_slot& s = *sp;
+        if (!stopping && cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed)) {
+          stopping = true; // no further frame is taken; frames being decoded are finished
+          res.interrupted = true;
+        }
+        {
+          stage_timer tm(times_.walk);
+          fetch_candidates(s);
+          if (!stopping) {
+            walk_chunk(src, s, walk, res);
+          }
+          list_symbols(s, res);
+        }
+        submit_decode(s);
+        if (progress) {
+          progress(s.hi, total);
+        }
+        if (walk.ended() && !stopping) {
+          stopping = true; // decode what is open, then end
+        }
+        if (stopping && open_.empty()) {
           break;
         }
       }
-    }
-    // Chunks searched ahead and not walked are dropped (after a stop or the end).
-    for (const slot_ticket& t : ahead) {
-      t.slot->located.synchronize();
-      release(*t.slot);
+      quit();
+    } catch (...) {
+      quit();
+      throw;
     }
     if (progress && !res.interrupted) {
       progress(total, total);
@@ -355,9 +429,13 @@ private:
   }
 
   /// Read chunk k into a free slot and enqueue its search and locate stages.
-  slot_ticket submit_search(const tr::sample_source& src, uint64_t k, uint64_t npos)
+  chunk_slot* submit_search(const tr::sample_source& src, uint64_t k, uint64_t npos)
   {
-    chunk_slot& s = *acquire();
+    chunk_slot* sp = acquire();
+    if (sp == nullptr) {
+      return nullptr;
+    }
+    chunk_slot& s = *sp;
     const uint64_t total = src.size();
     s.lo = k * positions_;
     s.hi = std::min(npos, s.lo + positions_);
@@ -378,7 +456,7 @@ private:
                  reinterpret_cast<const uint32_t*>(s.search.d_count()), st); // search_count's first field
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_count.data(), s.search.d_count(), sizeof(gpu::search_count), cudaMemcpyDeviceToHost, st));
     s.located.record(s.stream);
-    return {&s};
+    return &s;
   }
 
   const float2* located_input(const chunk_slot& s) const
@@ -570,16 +648,20 @@ private:
     queue_cv_.notify_one();
   }
 
-  /// The next slot in turn, once the writer has written its last chunk.
+  /// The next slot in turn, once the writer has written its last chunk (the reading
+  /// thread's); null when the walk told the reader to quit.
   chunk_slot* acquire()
   {
     chunk_slot* s = slots_[next_slot_].get();
     next_slot_ = (next_slot_ + 1) % slots_.size();
     stage_timer t(times_.wait_slot);
     std::unique_lock lk(m_);
-    free_cv_.wait(lk, [&] { return !s->busy || writer_error_; });
+    free_cv_.wait(lk, [&] { return !s->busy || writer_error_ || quit_reader_; });
     if (writer_error_) {
       std::rethrow_exception(writer_error_);
+    }
+    if (quit_reader_) {
+      return nullptr;
     }
     s->busy = true;
     return s;
@@ -698,6 +780,7 @@ private:
   std::condition_variable queue_cv_, free_cv_;
   std::deque<chunk_slot*> queue_;
   bool writer_done_ = false;
+  bool quit_reader_ = false; ///< the walk is over: the reading thread stops
   stage_times times_; // wait_gpu and write_sink are the writer's, the rest the caller's
   std::exception_ptr writer_error_;
   std::vector<uint8_t> compact_; ///< the writer's packed chunk of mixed modulations

@@ -6,6 +6,7 @@
 #include <exception>
 #include <fcntl.h>
 #include <stdexcept>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -78,6 +79,24 @@ void payload_file_sink::flush()
   offset_ += pending.size();
 }
 
+void payload_file_sink::reserve(uint64_t end)
+{
+  if (end <= reserved_) {
+    return;
+  }
+  // Space first (fallocate), so that a full disk is an error here and not a SIGBUS
+  // in a copy into the mapping; twice what is needed, so this is rare.
+  const uint64_t want = std::max({end, 2 * reserved_, uint64_t(64) << 20});
+  int rc = ::posix_fallocate(fd_, off_t(reserved_), off_t(want - reserved_));
+  if (rc == EINVAL || rc == EOPNOTSUPP) {
+    rc = ::ftruncate(fd_, off_t(want)) == 0 ? 0 : errno;
+  }
+  if (rc != 0) {
+    throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(rc));
+  }
+  reserved_ = want;
+}
+
 void payload_file_sink::write(std::span<const uint8_t> bytes)
 {
   if (fd_ < 0) {
@@ -96,16 +115,25 @@ void payload_file_sink::write(std::span<const uint8_t> bytes)
     return;
   }
   flush();
-  // Pieces at their offsets, one per thread (this one included).
+  // Copied into a mapping of the file by several threads at once: writes to one file
+  // (pwrite, write) hold its inode lock, so they do not run in parallel, while page
+  // faults on a mapping do.
+  reserve(offset_ + bytes.size());
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t map_off = offset_ / page * page;
+  const std::size_t map_len = std::size_t(offset_ + bytes.size() - map_off);
+  void* map = ::mmap(nullptr, map_len, PROT_WRITE, MAP_SHARED, fd_, off_t(map_off));
+  if (map == MAP_FAILED) {
+    // Not mappable (a file system without mmap): in order.
+    put(bytes, offset_);
+    offset_ += bytes.size();
+    return;
+  }
+  auto* dst = static_cast<uint8_t*>(map) + (offset_ - map_off);
   const auto parts = unsigned(std::min<std::size_t>(nof_threads_, bytes.size() / MIN_PIECE));
-  std::vector<std::exception_ptr> errors(parts);
   auto piece = [&](unsigned k) {
     const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
-    try {
-      put(bytes.subspan(lo, hi - lo), offset_ + lo);
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
+    std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
   };
   {
     std::vector<std::jthread> threads;
@@ -114,11 +142,7 @@ void payload_file_sink::write(std::span<const uint8_t> bytes)
     }
     piece(0);
   }
-  for (const auto& e : errors) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-  }
+  ::munmap(map, map_len);
   offset_ += bytes.size();
 }
 
@@ -132,6 +156,10 @@ void payload_file_sink::close()
     flush();
   } catch (...) {
     error = std::current_exception();
+  }
+  // Space reserved past the end for the mapping goes again.
+  if (error == nullptr && reserved_ > offset_ && ::ftruncate(fd_, off_t(offset_)) != 0) {
+    error = std::make_exception_ptr(std::runtime_error("cannot finish payload file '" + path_ + "': " + std::strerror(errno)));
   }
   const int rc = owns_fd_ ? ::close(fd_) : 0;
   const int err = errno;

@@ -51,6 +51,9 @@ made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, d
     gpu_config g;
     g.link = req.link;
     g.symbols_per_batch = req.batch;
+    if (req.streams > 0) {
+      g.nof_streams = req.streams;
+    }
     g.device = req.device;
     g.pack_threads = req.threads;
     g.notice = notice;

@@ -219,13 +219,10 @@ __device__ void write_early(const locate_args& a, uint32_t c, const decisions& d
 
 // ---------------------------------------------------------------- the kernel
 
-__global__ void __launch_bounds__(THREADS) locate_kernel(const locate_args a)
+/// Candidate c, by the whole block (every branch below is the same for all its
+/// threads: they depend on the candidate and on values in shared memory only).
+__device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t c, shared_mem& sm)
 {
-  __shared__ shared_mem sm;
-  const uint32_t c = blockIdx.x;
-  if (c >= min(*a.count, a.max_candidates)) {
-    return; // the whole block: the count is the same for every thread
-  }
   const int tid = int(threadIdx.x);
   const sync_candidate cand = a.cands[c];
 
@@ -550,13 +547,34 @@ __global__ void __launch_bounds__(THREADS) locate_kernel(const locate_args a)
   }
 }
 
-/// The kernel's grid: one block per candidate slot (blocks past the count exit).
+/// The candidates of a run, a block at a time: as many blocks as stay resident
+/// (the count is known on the device only), each taking every gridDim.x-th candidate.
+__global__ void __launch_bounds__(THREADS) locate_kernel(const locate_args a)
+{
+  __shared__ shared_mem sm;
+  const uint32_t n = min(*a.count, a.max_candidates);
+  for (uint32_t c = blockIdx.x; c < n; c += gridDim.x) {
+    locate_one(a, c, sm);
+    __syncthreads(); // the next candidate's first writes after this one's last reads
+  }
+}
+
+/// The kernel's grid: the blocks that stay resident on the current device at once
+/// (a grid of one block per candidate slot costs a wave of empty blocks per few
+/// hundred slots: the count is on the device).
 void launch_locate(const locate_args& a, cudaStream_t stream)
 {
   if (a.max_candidates == 0) {
     return;
   }
-  locate_kernel<<<dim3(a.max_candidates), dim3(THREADS), 0, stream>>>(a);
+  static const unsigned resident = [] {
+    int dev = 0, sms = 0, per_sm = 0;
+    WHD_CUDA_CHECK(cudaGetDevice(&dev));
+    WHD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    WHD_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, locate_kernel, THREADS, 0));
+    return unsigned(std::max(1, sms * per_sm));
+  }();
+  locate_kernel<<<dim3(unsigned(std::min<std::size_t>(a.max_candidates, resident))), dim3(THREADS), 0, stream>>>(a);
   WHD_CUDA_CHECK_LAUNCH();
 }
 

@@ -33,11 +33,9 @@ struct gpu_config {
   /// to 42 ns/symbol between 8192 and 32768 int8 symbols, and no further at 65536
   /// (bench/results/e2e-h100-2026-11-23.md).
   std::size_t symbols_per_batch = 0;
-  /// Batches in flight per GPU (each with its own stream and pinned buffers). Two
-  /// measured faster than four on the H100 machine, end to end (34-38 against
-  /// 38-39 ns/symbol) and host to host: with four, each batch's copy in ran some 4 %
-  /// slower (bench/results/pipeline-streams-h100-2026-11-23-trace.md).
-  int nof_streams = 2;
+  /// Chunks in flight per GPU (each with its own stream, pinned and device buffers):
+  /// while one is walked on the host, the next ones are read, searched and located.
+  int nof_streams = 4;
   /// First CUDA device ordinal.
   int device = 0;
   /// GPUs used: devices [device, device + nof_gpus); batches go to them in turn

@@ -42,6 +42,8 @@ struct receiver_request {
   std::size_t batch = 0;
   /// Host threads (CPU workers, GPU link packing); 0: all hardware threads.
   unsigned threads = 0;
+  /// GPU chunks in flight per GPU; 0: gpu_config's default.
+  int streams = 0;
   /// The GPU count as the user wrote it ("2", "all"), for the notice when fewer are
   /// present; empty: written from nof_gpus.
   std::string gpus_text;

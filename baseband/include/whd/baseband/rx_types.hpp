@@ -148,10 +148,11 @@ private:
 /// The payload written to a file as it is delivered (whd-rx -o, the benches'
 /// end-to-end regions). Errors name the file and the system's reason.
 ///
-/// Into a regular file, a large write (from PARALLEL_FROM bytes) is cut into
-/// pieces written at their offsets (pwrite) by several threads at once: one thread
-/// copies some 2.3-3 GB/s into the page cache, and a GPU's payload comes at up to
-/// 6 GB/s. Smaller writes are gathered in a buffer first. "-" is standard output,
+/// Into a regular file, a large write (from PARALLEL_FROM bytes) is copied into a
+/// mapping of the file by several threads at once (space reserved first with
+/// fallocate, so a full disk is an error, not a SIGBUS): one thread copies some
+/// 2.3-3 GB/s into the page cache, writes to one file hold its inode lock, and a
+/// GPU's payload comes at up to 6 GB/s. Smaller writes are gathered in a buffer first. "-" is standard output,
 /// written in order (a pipe); a reader that closed it is an error like any other.
 class payload_file_sink final : public payload_sink {
 public:
@@ -176,6 +177,8 @@ public:
 
 private:
   void flush();
+  /// Space for the file up to `end` (fallocate, in growing steps).
+  void reserve(uint64_t end);
   /// Writes all of `bytes` at `offset` (pwrite) or in order (write), naming the file on failure.
   void put(std::span<const uint8_t> bytes, uint64_t offset) const;
 
@@ -185,6 +188,7 @@ private:
   bool positioned_ = true; ///< a regular file: pwrite at offsets, several threads
   unsigned nof_threads_ = 1;
   uint64_t offset_ = 0;   ///< bytes handed to the file so far
+  uint64_t reserved_ = 0; ///< bytes of the file allocated for the mapping (cut back at close)
   std::vector<uint8_t> buffer_;
 };
 
