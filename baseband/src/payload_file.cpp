@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -84,15 +85,17 @@ void payload_file_sink::reserve(uint64_t end)
   if (end <= reserved_) {
     return;
   }
-  // Space first (fallocate), so that a full disk is an error here and not a SIGBUS
-  // in a copy into the mapping; twice what is needed, so this is rare.
+  // The file grows sparse (ftruncate), so that the copies' page faults allocate its
+  // pages in parallel; fallocate would zero every page first, on one thread. A copy
+  // into a mapping past what the disk holds would raise SIGBUS, so the free space is
+  // checked first (another writer filling the disk at the same time is not seen).
   const uint64_t want = std::max({end, 2 * reserved_, uint64_t(64) << 20});
-  int rc = ::posix_fallocate(fd_, off_t(reserved_), off_t(want - reserved_));
-  if (rc == EINVAL || rc == EOPNOTSUPP) {
-    rc = ::ftruncate(fd_, off_t(want)) == 0 ? 0 : errno;
+  struct statvfs fs {};
+  if (::fstatvfs(fd_, &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < want - reserved_) {
+    throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(ENOSPC));
   }
-  if (rc != 0) {
-    throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(rc));
+  if (::ftruncate(fd_, off_t(want)) != 0) {
+    throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(errno));
   }
   reserved_ = want;
 }

@@ -149,10 +149,11 @@ private:
 /// end-to-end regions). Errors name the file and the system's reason.
 ///
 /// Into a regular file, a large write (from PARALLEL_FROM bytes) is copied into a
-/// mapping of the file by several threads at once (space reserved first with
-/// fallocate, so a full disk is an error, not a SIGBUS): one thread copies some
-/// 2.3-3 GB/s into the page cache, writes to one file hold its inode lock, and a
-/// GPU's payload comes at up to 6 GB/s. Smaller writes are gathered in a buffer first. "-" is standard output,
+/// mapping of the file by several threads at once (the file grown sparse first,
+/// after a check of the free space, so that a full disk is an error, not a SIGBUS):
+/// one thread copies some 2.3-3 GB/s into the page cache, writes to one file hold
+/// its inode lock, and a GPU's payload comes at up to 6 GB/s. Smaller writes are
+/// gathered in a buffer first. "-" is standard output,
 /// written in order (a pipe); a reader that closed it is an error like any other.
 class payload_file_sink final : public payload_sink {
 public:
@@ -177,7 +178,7 @@ public:
 
 private:
   void flush();
-  /// Space for the file up to `end` (fallocate, in growing steps).
+  /// The file grown (sparse) to at least `end`, in growing steps.
   void reserve(uint64_t end);
   /// Writes all of `bytes` at `offset` (pwrite) or in order (write), naming the file on failure.
   void put(std::span<const uint8_t> bytes, uint64_t offset) const;
