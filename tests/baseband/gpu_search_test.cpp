@@ -67,7 +67,7 @@ TEST(gpu_search, the_block_filter_leaves_every_detection_of_the_host_scan)
   }
 }
 
-TEST(gpu_search, the_gpu_receiver_decodes_the_same_with_and_without_it)
+TEST(gpu_search, the_gpu_receiver_decodes_what_the_cpu_decodes_over_long_silences)
 {
   WHD_REQUIRE_GPU();
   whd::test::temp_dir dir("gpu-search-rx");
@@ -76,9 +76,7 @@ TEST(gpu_search, the_gpu_receiver_decodes_the_same_with_and_without_it)
   std::vector<std::vector<uint8_t>> payloads;
   std::vector<bb::receive_result> results;
   for (bool on_gpu : {false, true}) {
-    bb::gpu_config g;
-    g.search_on_gpu = on_gpu;
-    auto rx = bb::make_gpu_receiver(bb::rx_config{}, g);
+    auto rx = on_gpu ? bb::make_gpu_receiver(bb::rx_config{}) : bb::make_cpu_receiver(bb::rx_config{});
     bb::memory_sink sink;
     results.push_back(rx->run(file, sink));
     payloads.push_back(sink.bytes());
@@ -87,7 +85,7 @@ TEST(gpu_search, the_gpu_receiver_decodes_the_same_with_and_without_it)
   ASSERT_EQ(results[1].frames.size(), results[0].frames.size());
   for (std::size_t i = 0; i < results[0].frames.size(); ++i) {
     EXPECT_EQ(results[1].frames[i].start, results[0].frames[i].start) << "frame " << i;
-    EXPECT_EQ(results[1].frames[i].cfo_Hz, results[0].frames[i].cfo_Hz) << "frame " << i;
+    EXPECT_NEAR(results[1].frames[i].cfo_Hz, results[0].frames[i].cfo_Hz, 1.0) << "frame " << i;
   }
   EXPECT_EQ(payloads[1], payloads[0]);
 }

@@ -67,13 +67,15 @@ made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, d
       notice("--gpus " + asked + ": only " + std::to_string(gpus - req.device) + " CUDA device(s) from device " +
              std::to_string(req.device) + " on; using " + std::to_string(g.nof_gpus));
     }
-    // The FFT's exchange from the tune cache (whd-bench fft --tune), for the link's input type.
+    // The capture crosses as stored and the device decodes f32 windows gathered from
+    // it: the FFT's exchange is the tune cache's choice for cf32 input.
+    if (req.link && *req.link != transport::link_format::f32 && notice) {
+      notice("--link " + std::string(transport::to_string(*req.link)) + ": the GPU backend sends the capture as stored (" +
+             std::string(whd::to_string(capture_type)) + ") and decodes on the device in f32; --link has no effect");
+    }
     const auto tuned = whd::fft::load_tuned_choice();
-    const auto link = g.link.value_or(transport::auto_link_format(capture_type));
-    const auto input = link == transport::link_format::int8   ? whd::fft::input_type::ci8
-                       : link == transport::link_format::half ? whd::fft::input_type::cf16
-                                                              : whd::fft::input_type::cf32;
-    g.fft_exchange = tuned[input].exch;
+    const auto link = transport::link_format::f32;
+    g.fft_exchange = tuned[whd::fft::input_type::cf32].exch;
     choice.backend = "gpu";
     choice.nof_gpus = g.nof_gpus;
     choice.device = req.device;
