@@ -1,7 +1,7 @@
 #include <whd/baseband/frame_dump.hpp>
 
 #include <whd/baseband/demap.hpp>
-#include <whd/baseband/modulator.hpp>
+#include <whd/baseband/demap.hpp>
 
 #include <complex>
 #include <liquid/liquid.h>

@@ -1,12 +1,14 @@
 /// @file demap.hpp
-/// Hard-decision demapping of equalised tones to payload bits (profile §5),
-/// shared by the CPU and GPU backends so that they decide alike. Decisions
+/// The constellations of profile §5 and the hard-decision demapping of equalised
+/// tones to payload bits, shared by the CPU and GPU backends so that they decide
+/// alike, and by the transmitter. Decisions
 /// equal liquid-dsp's modemcf_demodulate for LIQUID_MODEM_QPSK and _QAM16.
 #pragma once
 
 #include <whd/baseband/profile.hpp>
 
 #include <cmath>
+#include <complex>
 
 #if defined(__CUDACC__)
 #define WHD_HD __host__ __device__ __forceinline__
@@ -29,5 +31,13 @@ WHD_HD unsigned demap_qam16_axis(float x)
 
 /// 16-QAM index b3 b2 b1 b0 of an equalised point: I gives b3 b2, Q gives b1 b0.
 WHD_HD unsigned demap_qam16(float i, float q) { return (demap_qam16_axis(i) << 2) | demap_qam16_axis(q); }
+
+/// The constellation point of index i (QPSK i < 4, 16-QAM i < 16), §5: what the
+/// transmitter sends and what a receiver measures its error against.
+inline std::complex<float> constellation_point(profile::modulation mod, unsigned i)
+{
+  const auto p = mod == profile::modulation::qpsk ? profile::qpsk_point(i) : profile::qam16_point(i);
+  return {p[0], p[1]};
+}
 
 } // namespace whd::baseband

@@ -4,6 +4,7 @@
 /// and by the receiver for its known preamble.
 #pragma once
 
+#include <whd/baseband/demap.hpp> // constellation_point
 #include <whd/baseband/profile.hpp>
 #include <whd/transport/sample_types.hpp>
 
@@ -62,13 +63,6 @@ void header_tones(const std::array<uint8_t, profile::HEADER_BITS>& h, std::span<
 /// @param[out] X profile::N bins
 /// @throws std::invalid_argument on a wrong size or m < 3
 void data_tones(profile::modulation mod, std::span<const uint8_t> bytes, long long m, std::span<cf32> X);
-
-/// The constellation point of index i (QPSK i < 4, 16-QAM i < 16), §5.
-inline cf32 constellation_point(profile::modulation mod, unsigned i)
-{
-  const auto p = mod == profile::modulation::qpsk ? profile::qpsk_point(i) : profile::qam16_point(i);
-  return {p[0], p[1]};
-}
 
 // ---------------------------------------------------------------- time domain
 

@@ -1,0 +1,131 @@
+// Chunk slots of the GPU receiver: their buffers, reading a chunk into one, and the
+// ring the chunks go through (gpu_chunk.hpp).
+#include "gpu_chunk.hpp"
+
+#include "gpu_window_gather.hpp"
+
+#include <algorithm>
+#include <span>
+#include <string>
+
+namespace whd::baseband::gpu {
+
+namespace {
+
+/// Bytes one reading task preads into pinned memory.
+constexpr std::size_t READ_GRAIN = std::size_t(1) << 20;
+
+} // namespace
+
+chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datatype type, const rx_config& cfg)
+    : device(dev), capacity(positions + HALO_BEFORE + HALO_AFTER), max_symbols(capacity / CHUNK_L + 1), max_candidates(max_cands),
+      h_raw(capacity * bytes_per_sample(type)), d_raw(h_raw.size()), d_x(capacity), search(capacity, max_cands, cfg.detect_threshold),
+      locate(cfg, max_cands + MAX_CARRIED), h_count(1), h_cands(max_cands), h_located(max_cands), h_offsets(max_symbols),
+      h_desc(max_symbols), d_offsets(max_symbols), d_desc(max_symbols), d_win(max_symbols * profile::N), d_scales(max_symbols),
+      d_bad(max_symbols), h_bad(max_symbols), d_out(max_symbols * OUT_STRIDE), h_out(d_out.size()), h_carry(MAX_CARRIED)
+{
+  launch_fill(d_scales.data(), d_scales.size(), 1.0f, stream.get()); // f32 windows are unscaled
+}
+
+void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& s, host_pool& pool)
+{
+  const std::size_t bps = bytes_per_sample(type);
+  const std::size_t bytes = std::size_t(s.nof) * bps;
+  const std::size_t grain = READ_GRAIN / bps * bps;
+  const auto parts = unsigned((bytes + grain - 1) / grain);
+  pool.run(parts, [&](unsigned part, unsigned) {
+    const std::size_t off = std::size_t(part) * grain;
+    const std::size_t n = std::min(grain, bytes - off);
+    const std::span<std::byte> out(s.h_raw.data() + off, n);
+    const uint64_t first = s.first + off / bps;
+    const std::size_t got = src.read_raw(first, out) * bps;
+    if (got < n) {
+      std::fill(out.begin() + std::ptrdiff_t(got), out.end(), std::byte{0}); // a file cut short under us
+    }
+  });
+}
+
+uint64_t slot_ring::make(uint64_t positions, datatype type, const rx_config& cfg, const gpu_config& gcfg)
+{
+  slots_.clear();
+  for (uint64_t per = positions;; per = std::max<uint64_t>(per / 2, 64 * CHUNK_L)) {
+    try {
+      // Candidates: a frame gives a few, a tone or a DC offset one a symbol; twice
+      // that per symbol of the chunk and some to spare (the search flags more).
+      const std::size_t max_cands = std::size_t(std::min<uint64_t>(2 * (per / CHUNK_L) + 256, 1 << 20));
+      for (int k = 0; k < std::max(gcfg.nof_streams, 1); ++k) {
+        for (int d = 0; d < gcfg.nof_gpus; ++d) {
+          WHD_CUDA_CHECK(cudaSetDevice(gcfg.device + d));
+          slots_.push_back(std::make_unique<chunk_slot>(gcfg.device + d, per, max_cands, type, cfg));
+        }
+      }
+      if (per != positions && gcfg.notice) {
+        gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
+                    " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / CHUNK_L));
+      }
+      return per;
+    } catch (const cuda::cuda_error& e) {
+      slots_.clear();
+      (void)cudaGetLastError();
+      if (e.code() != cudaErrorMemoryAllocation || per <= 64 * CHUNK_L) {
+        throw;
+      }
+    }
+  }
+}
+
+void slot_ring::open()
+{
+  std::lock_guard lk(m_);
+  next_ = 0;
+  closed_ = false;
+  error_ = nullptr;
+  for (auto& s : slots_) {
+    s->busy = false;
+  }
+}
+
+chunk_slot* slot_ring::acquire()
+{
+  chunk_slot* s = slots_[next_].get();
+  next_ = (next_ + 1) % slots_.size();
+  std::unique_lock lk(m_);
+  free_cv_.wait(lk, [&] { return !s->busy || error_ || closed_; });
+  if (error_) {
+    std::rethrow_exception(error_);
+  }
+  if (closed_) {
+    return nullptr;
+  }
+  s->busy = true;
+  return s;
+}
+
+void slot_ring::release(chunk_slot& s)
+{
+  {
+    std::lock_guard lk(m_);
+    s.busy = false;
+  }
+  free_cv_.notify_all();
+}
+
+void slot_ring::close()
+{
+  {
+    std::lock_guard lk(m_);
+    closed_ = true;
+  }
+  free_cv_.notify_all();
+}
+
+void slot_ring::fail(std::exception_ptr e)
+{
+  {
+    std::lock_guard lk(m_);
+    error_ = std::move(e);
+  }
+  free_cv_.notify_all();
+}
+
+} // namespace whd::baseband::gpu

@@ -1,0 +1,150 @@
+/// @file gpu_chunk.hpp
+/// The GPU receiver's unit of work: a chunk of the capture as stored, with the
+/// buffers of its search, locate stage and decode (chunk_slot), and the ring of
+/// slots over the streams and GPUs that chunks go through in turn (slot_ring).
+/// Internal to the receive chain.
+#pragma once
+
+#include "gpu_locate.hpp"
+#include "gpu_search.hpp"
+#include "gpu_symbol_decoder.hpp"
+#include "host_pool.hpp"
+
+#include <whd/baseband/gpu_receiver.hpp>
+#include <whd/transport/cuda.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace whd::baseband::gpu {
+
+inline constexpr uint64_t CHUNK_L = profile::SYMBOL_LEN;
+/// Samples a chunk holds before its first searched position: a candidate's edge
+/// and grid rules look L + 1 back.
+inline constexpr uint64_t HALO_BEFORE = CHUNK_L + 1;
+/// Samples a chunk holds after its last searched position: the candidate's window
+/// (L), the cross-correlation's lags and the preamble and header windows.
+inline constexpr uint64_t HALO_AFTER = 4 * CHUNK_L + profile::N;
+/// Positions searched per chunk when gpu_config::symbols_per_batch is 0.
+inline constexpr uint64_t AUTO_CHUNK_POSITIONS = uint64_t(1) << 24;
+/// Frames whose data go on into the next chunk (frames do not overlap: one or two).
+inline constexpr std::size_t MAX_CARRIED = 4;
+
+using steady = std::chrono::steady_clock;
+
+/// Seconds spent per stage in one run.
+struct stage_times {
+  double setup = 0, read = 0, wait_located = 0, walk = 0, enqueue = 0, wait_slot = 0, wait_gpu = 0, write_sink = 0, drain = 0;
+};
+
+/// Adds the time of a scope to an accumulator.
+class stage_timer {
+public:
+  explicit stage_timer(double& acc) : acc_(acc), t0_(steady::now()) {}
+  ~stage_timer() { acc_ += std::chrono::duration<double>(steady::now() - t0_).count(); }
+  stage_timer(const stage_timer&) = delete;
+  stage_timer& operator=(const stage_timer&) = delete;
+
+private:
+  double& acc_;
+  steady::time_point t0_;
+};
+
+/// A run of consecutive data symbols of one frame inside a chunk's decode.
+struct segment {
+  std::size_t first = 0; ///< first symbol slot of the chunk's decode
+  std::size_t count = 0;
+  std::size_t bytes_per_symbol = 0;
+  std::size_t result = 0;    ///< index of the frame in receive_result::frames
+  uint32_t first_symbol = 0; ///< data symbol number (0 = the frame's first) of the first slot
+};
+
+/// One chunk in flight on one GPU: the capture's samples as stored, the search, the
+/// locate stage and the decode, with their buffers (allocated once).
+struct chunk_slot {
+  chunk_slot(int dev, uint64_t positions, std::size_t max_candidates, datatype type, const rx_config& cfg);
+
+  /// The samples the locate stage and the window gather read: cf32 chunks as
+  /// stored (so that non-finite samples are counted), the others converted.
+  const float2* located_input(datatype type) const
+  {
+    return type == datatype::cf32_le ? reinterpret_cast<const float2*>(d_raw.data()) : d_x.data();
+  }
+
+  int device;
+  uint64_t capacity;       ///< samples a chunk holds at most
+  std::size_t max_symbols; ///< data symbols whose windows fit in a chunk
+  std::size_t max_candidates;
+  cuda::stream stream;
+  cuda::pinned_buffer<std::byte> h_raw;
+  cuda::device_buffer<std::byte> d_raw;
+  cuda::device_buffer<float2> d_x; ///< the chunk as float2 (non-finite samples as 0)
+  candidate_search search;
+  candidate_locator locate;
+  cuda::pinned_buffer<search_count> h_count;
+  cuda::pinned_buffer<sync_candidate> h_cands;
+  cuda::pinned_buffer<located_candidate> h_located;
+  cuda::event located;
+  // The decode.
+  cuda::pinned_buffer<uint32_t> h_offsets;
+  cuda::pinned_buffer<symbol_desc> h_desc;
+  cuda::device_buffer<uint32_t> d_offsets;
+  cuda::device_buffer<symbol_desc> d_desc;
+  cuda::device_buffer<float2> d_win;
+  cuda::device_buffer<float> d_scales;
+  cuda::device_buffer<uint32_t> d_bad;
+  cuda::pinned_buffer<uint32_t> h_bad;
+  cuda::device_buffer<uint8_t> d_out;
+  cuda::pinned_buffer<uint8_t> h_out;
+  cuda::pinned_buffer<frame_params> h_carry;
+  cuda::event done;
+  // What the chunk holds.
+  uint64_t first = 0, nof = 0, lo = 0, hi = 0;
+  std::size_t count = 0;       ///< data symbols decoded from it
+  std::size_t nof_carried = 0; ///< frame parameters carried in from earlier chunks
+  std::vector<segment> segments;
+  bool busy = false; ///< handed out and not yet released
+};
+
+/// The chunk's samples as stored, preaded into its pinned buffer by the pool.
+void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& s, host_pool& pool);
+
+/// The slots of every stream of every GPU, handed out in turn: a slot is busy from
+/// acquire() until the writer releases it, so at most size() chunks are in flight.
+class slot_ring {
+public:
+  /// Slots for chunks of `positions` searched positions of `type`; when device or
+  /// pinned memory is too short, the chunk is halved (down to 64 symbols) and
+  /// gcfg.notice says so. Returns the positions per chunk it settled on.
+  uint64_t make(uint64_t positions, datatype type, const rx_config& cfg, const gpu_config& gcfg);
+  bool empty() const noexcept { return slots_.empty(); }
+  std::size_t max_candidates() const { return slots_.front()->max_candidates; }
+  const std::vector<std::unique_ptr<chunk_slot>>& slots() const noexcept { return slots_; }
+
+  /// Opens the ring for a run: the first slot is next, none is busy.
+  void open();
+  /// The next slot in turn once it is released; null after close(); rethrows the
+  /// error given to fail().
+  chunk_slot* acquire();
+  void release(chunk_slot& s);
+  /// acquire() returns null from now on (the walk is over).
+  void close();
+  /// acquire() rethrows `e` from now on (the writer failed).
+  void fail(std::exception_ptr e);
+
+private:
+  std::vector<std::unique_ptr<chunk_slot>> slots_;
+  std::size_t next_ = 0;
+  std::mutex m_;
+  std::condition_variable free_cv_;
+  bool closed_ = false;
+  std::exception_ptr error_;
+};
+
+} // namespace whd::baseband::gpu

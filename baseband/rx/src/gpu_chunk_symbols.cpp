@@ -1,0 +1,48 @@
+// The data symbols of a chunk's decode (gpu_chunk_symbols.hpp).
+#include "gpu_chunk_symbols.hpp"
+
+#include <algorithm>
+
+namespace whd::baseband::gpu {
+
+void open_frames::list(chunk_slot& s)
+{
+  constexpr uint64_t L = CHUNK_L;
+  s.count = 0;
+  s.segments.clear();
+  std::size_t nof_carried = 0;
+  const uint64_t end = s.first + s.nof;
+  for (open_frame& o : open_) {
+    if (o.has_carried) {
+      if (nof_carried == MAX_CARRIED) {
+        break; // the rest go on in the next chunk
+      }
+      s.h_carry[nof_carried] = o.carried;
+      o.params = uint32_t(s.max_candidates + nof_carried);
+      ++nof_carried;
+    }
+    const std::size_t first = s.count;
+    const uint64_t m0 = o.next;
+    while (o.next < o.end && o.fft0 + o.next * L + profile::N <= end && s.count < s.max_symbols) {
+      s.h_offsets[s.count] = uint32_t(o.fft0 + o.next * L - s.first);
+      s.h_desc[s.count] = {o.params, uint32_t(o.next)};
+      ++s.count;
+      ++o.next;
+    }
+    if (s.count > first) {
+      s.segments.push_back({first, s.count - first, o.bytes_per_symbol, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
+    }
+    if (o.next < o.end && !o.has_carried) {
+      // Goes on past this chunk: its parameters come to the host once.
+      WHD_CUDA_CHECK(cudaSetDevice(s.device));
+      WHD_CUDA_CHECK(cudaMemcpyAsync(&o.carried, s.locate.d_frame_params() + o.params, sizeof(frame_params), cudaMemcpyDeviceToHost,
+                                     s.stream.get()));
+      s.stream.synchronize();
+      o.has_carried = true;
+    }
+  }
+  std::erase_if(open_, [](const open_frame& o) { return o.next == o.end; });
+  s.nof_carried = nof_carried;
+}
+
+} // namespace whd::baseband::gpu

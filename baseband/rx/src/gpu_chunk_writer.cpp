@@ -1,0 +1,110 @@
+// The GPU receiver's writer thread (gpu_chunk_writer.hpp).
+#include "gpu_chunk_writer.hpp"
+
+#include <span>
+
+namespace whd::baseband::gpu {
+
+chunk_writer::chunk_writer(payload_sink& sink, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m, stage_times& times)
+    : sink_(sink), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times), thread_([this] { loop(); })
+{
+}
+
+void chunk_writer::push(chunk_slot* s)
+{
+  {
+    std::lock_guard lk(m_);
+    queue_.push_back(s);
+  }
+  cv_.notify_one();
+}
+
+void chunk_writer::finish()
+{
+  {
+    std::lock_guard lk(m_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+void chunk_writer::loop()
+{
+  for (;;) {
+    chunk_slot* s = nullptr;
+    {
+      std::unique_lock lk(m_);
+      cv_.wait(lk, [&] { return !queue_.empty() || done_; });
+      if (queue_.empty()) {
+        return;
+      }
+      s = queue_.front();
+      queue_.pop_front();
+    }
+    if (!error_) {
+      try {
+        write(*s);
+      } catch (...) {
+        error_ = std::current_exception();
+        ring_.fail(error_);
+      }
+    }
+    ring_.release(*s);
+  }
+}
+
+void chunk_writer::write(chunk_slot& s)
+{
+  {
+    stage_timer t(times_.wait_gpu);
+    s.done.synchronize();
+  }
+  stage_timer t(times_.write_sink);
+  if (type_ == datatype::cf32_le) {
+    std::lock_guard lk(res_m_);
+    note_bad_samples(s);
+  }
+  // One write a chunk: QPSK symbols (84 of the 168 bytes of their slot) are packed
+  // together first, so that the sink sees large writes.
+  bool packed = true;
+  for (const segment& seg : s.segments) {
+    packed = packed && seg.bytes_per_symbol == OUT_STRIDE;
+  }
+  if (packed) {
+    sink_.write(std::span<const uint8_t>(s.h_out.data(), s.count * OUT_STRIDE));
+    return;
+  }
+  compact_.clear();
+  for (const segment& seg : s.segments) {
+    const uint8_t* out = s.h_out.data() + seg.first * OUT_STRIDE;
+    for (std::size_t i = 0; i < seg.count; ++i) {
+      compact_.insert(compact_.end(), out + i * OUT_STRIDE, out + i * OUT_STRIDE + seg.bytes_per_symbol);
+    }
+  }
+  sink_.write(compact_);
+}
+
+void chunk_writer::note_bad_samples(const chunk_slot& s)
+{
+  for (const segment& seg : s.segments) {
+    frame_result& f = res_.frames[seg.result];
+    for (std::size_t i = 0; i < seg.count; ++i) {
+      const uint32_t n = s.h_bad[seg.first + i];
+      if (n == 0) {
+        continue;
+      }
+      f.bad_samples += n;
+      const uint32_t d = seg.first_symbol + uint32_t(i);
+      if (!f.bad_symbols.empty() && f.bad_symbols.back().first + f.bad_symbols.back().count == d) {
+        ++f.bad_symbols.back().count;
+      } else {
+        f.bad_symbols.push_back({d, 1});
+      }
+    }
+  }
+}
+
+} // namespace whd::baseband::gpu
