@@ -18,33 +18,25 @@
 
 namespace whd::fft {
 
-/// Loader: complex float input, transform f at d_in + 512 f.
-struct cf32_loader {
-  const float2* d_in;
+/// Loader of floating-point pairs (I, Q), transform f at d_in + 512 f: float2
+/// (complex float) as it is, __half2 (IEEE binary16) converted exactly to float.
+template <class T>
+struct float_pair_loader {
+  const T* d_in;
   template <class A>
   __device__ void load(std::uint32_t f, int t, float2 (&v)[8]) const
   {
-    const float2* p = d_in + std::size_t{f} * FFT_POINTS + A::input_base(t);
+    const T* p = d_in + std::size_t{f} * FFT_POINTS + A::input_base(t);
     WHD_UNROLL
     for (int j = 0; j < 8; ++j) {
-      v[j] = __ldcs(p + A::input_offset(j));
+      v[j] = to_float2(__ldcs(p + A::input_offset(j)));
     }
   }
+  static __device__ __forceinline__ float2 to_float2(float2 x) { return x; }
+  static __device__ __forceinline__ float2 to_float2(__half2 x) { return __half22float2(x); }
 };
-
-/// Loader: IEEE binary16 pairs (I, Q) as __half2, converted exactly to float.
-struct cf16_loader {
-  const __half2* d_in;
-  template <class A>
-  __device__ void load(std::uint32_t f, int t, float2 (&v)[8]) const
-  {
-    const __half2* p = d_in + std::size_t{f} * FFT_POINTS + A::input_base(t);
-    WHD_UNROLL
-    for (int j = 0; j < 8; ++j) {
-      v[j] = __half22float2(__ldcs(p + A::input_offset(j)));
-    }
-  }
-};
+using cf32_loader = float_pair_loader<float2>;
+using cf16_loader = float_pair_loader<__half2>;
 
 /// Loader: int8 pairs (I, Q) times d_scale[f / per_scale]: one float scale for each
 /// group of `per_scale` consecutive transforms (a block of symbols).

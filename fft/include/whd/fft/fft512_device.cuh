@@ -169,6 +169,21 @@ __device__ __forceinline__ void exchange_many(float2 (&v)[K][8], int t, float2* 
   }
 }
 
+/// One radix-8 step of K transforms with shared twiddles: each transform's eight
+/// values through dft8, then value j times w[j].
+template <int K>
+__device__ __forceinline__ void dft8_twiddle_many(float2 (&v)[K][8], const float2 (&w)[8])
+{
+  WHD_UNROLL
+  for (int k = 0; k < K; ++k) {
+    dft8(v[k]);
+    WHD_UNROLL
+    for (int j = 1; j < 8; ++j) {
+      v[k][j] = cmul(v[k][j], w[j]);
+    }
+  }
+}
+
 /// K transforms at once by the same 64 threads (Stockham only): the twiddles are read
 /// once for all K, and one barrier serves all K first exchanges. Transform k uses
 /// scratch + k * stride. Each step's arithmetic is pass1/pass2/pass3's, so every
@@ -183,27 +198,13 @@ __device__ __forceinline__ void fft512_run_many(float2 (&v)[K][8], int t, float2
   {
     float2 w[8];
     TW::stockham1(t, w);
-    WHD_UNROLL
-    for (int k = 0; k < K; ++k) {
-      dft8(v[k]);
-      WHD_UNROLL
-      for (int j = 1; j < 8; ++j) {
-        v[k][j] = cmul(v[k][j], w[j]);
-      }
-    }
+    dft8_twiddle_many(v, w);
   }
   exchange_many<X1>(v, t, scratch, stride, sync);
   {
     float2 w[8];
     TW::stockham2(t & 7, w);
-    WHD_UNROLL
-    for (int k = 0; k < K; ++k) {
-      dft8(v[k]);
-      WHD_UNROLL
-      for (int j = 1; j < 8; ++j) {
-        v[k][j] = cmul(v[k][j], w[j]);
-      }
-    }
+    dft8_twiddle_many(v, w);
   }
   if constexpr (A::EXCHANGE == exchange::smem) {
     sync(); // every transform's first exchange is read before the scratch is written again
