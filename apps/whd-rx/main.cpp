@@ -69,6 +69,9 @@ struct options {
   std::string backend = "auto";
   std::string format;        // empty: from the extension / meta
   std::string truth;
+  std::string llr;                // empty: no soft output
+  std::string llr_format = "int8";
+  float llr_scale = 4.0f;
   std::string link = "auto";
   std::size_t batch = 0; ///< 0: the GPU backend's default (gpu_config::symbols_per_batch)
   int streams = 0;       ///< 0: the GPU backend's default (gpu_config::nof_streams)
@@ -89,7 +92,8 @@ Usage: whd-rx CAPTURE [options]
 
 Finds every frame in CAPTURE (preamble detection, CFO, timing, channel estimate,
 header with CRC, pilot phase tracking, QPSK/16-QAM demapping) and writes
-  - the payload bytes of every accepted frame, in capture order (-o), and
+  - the payload bytes of every accepted frame, in capture order (-o),
+  - optionally their soft decisions, one LLR per payload bit (--llr), and
   - a JSON report (--report): frames with start, mod, nd, seq, symbols,
     truncated, cfo_hz, snr_db, payload_offset, payload_bytes; header failures;
     timing (ns per data symbol, x real time, raw Gbps).
@@ -129,6 +133,13 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "write the payload bytes to FILE (default: not written); '-' is standard output (then --report must name a file), so "
      "that 'whd-rx CAPTURE -o - --report r.json | consumer' needs no temporary file")
     ("report,r", po::value(&o.report)->value_name("FILE")->default_value("-"), "write the JSON report to FILE; '-' is standard output")
+    ("llr", po::value(&o.llr)->value_name("FILE"),
+     "write soft decisions to FILE: one value per payload bit, in payload order, LLR = ln P(b=0)/P(b=1) (positive: 0), "
+     "max-log over the constellation, weighted by each tone's channel gain over the frame's noise; the hard bits are unchanged")
+    ("llr-format", po::value(&o.llr_format)->value_name("int8|f16|f32")->default_value("int8"),
+     "how --llr stores a value: int8 = round(LLR x --llr-scale) saturated to +-127 (the report names the scale), f16 or f32 as they are")
+    ("llr-scale", po::value(&o.llr_scale)->value_name("S")->default_value(4.0f, "4"),
+     "int8 soft values: LLR x S, rounded (4: |LLR| up to 31.75 in steps of 0.25)")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
@@ -169,7 +180,8 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   }
   if (vm.count("help")) {
     std::cout << desc << "\nExamples:\n  whd-rx capture.sigmf-meta -o payload.bin --report report.json\n"
-              << "  whd-rx capture.ci8 --backend cpu --truth capture.truth\n";
+              << "  whd-rx capture.ci8 --backend cpu --truth capture.truth\n"
+              << "  whd-rx capture.sigmf-meta -o payload.bin --llr soft.i8 --report report.json\n";
     exit_code = 0;
     return std::nullopt;
   }
@@ -196,6 +208,14 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--report needs a file name or '-'";
   } else if (o.payload == "-" && o.report == "-") {
     problem = "-o - writes the payload to standard output: give the report a file with --report FILE";
+  } else if (!bb::parse_llr_format(o.llr_format)) {
+    problem = "--llr-format must be int8, f16 or f32, not '" + o.llr_format + "'";
+  } else if (!(o.llr_scale > 0.0f) || !std::isfinite(o.llr_scale)) {
+    problem = "--llr-scale must be a positive number";
+  } else if (o.llr == "-" && (o.payload == "-" || o.report == "-")) {
+    problem = "--llr - writes the soft values to standard output: give the payload and the report files (-o FILE --report FILE)";
+  } else if (!o.llr.empty() && o.llr == o.payload) {
+    problem = "--llr and -o name the same file";
   } else if (o.dump_frames.empty() || o.dump_frames.find_first_not_of("0123456789,") != std::string::npos) {
     problem = "--dump-frames must be frame indices separated by commas, e.g. 0,2, not '" + o.dump_frames + "'";
   }
@@ -317,10 +337,8 @@ int run(const options& o)
   cfg.stop = &g_stop;
   cfg.nof_threads = o.threads;
   cfg.sample_rate_sps = o.sample_rate.value_or(info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
-  auto rx = choose_backend(o, cfg, info.type, *log);
-  log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload, report to {}", info.data_path.string(),
-            info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
-            o.payload.empty() ? std::string("no") : "'" + o.payload + "'", o.report == "-" ? "stdout" : "'" + o.report + "'");
+  cfg.llr.format = *bb::parse_llr_format(o.llr_format);
+  cfg.llr.scale = o.llr_scale;
 
   catch_stop_signals(); // both backends read rx_config::stop between frames
   std::unique_ptr<bb::payload_file_sink> file;
@@ -328,10 +346,24 @@ int run(const options& o)
     file = std::make_unique<bb::payload_file_sink>(o.payload);
   }
   bb::tee_sink sink(file.get(), checker.get());
+  std::unique_ptr<bb::payload_file_sink> llr_file;
+  if (!o.llr.empty()) {
+    llr_file = std::make_unique<bb::payload_file_sink>(o.llr);
+    cfg.llr.sink = llr_file.get();
+  }
+  auto rx = choose_backend(o, cfg, info.type, *log);
+  log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
+            info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
+            o.payload.empty() ? std::string("no") : "'" + o.payload + "'",
+            o.llr.empty() ? std::string() : fmt::format(", {} soft values to '{}'", o.llr_format, o.llr),
+            o.report == "-" ? "stdout" : "'" + o.report + "'");
   const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
   if (file) {
     file->close();
+  }
+  if (llr_file) {
+    llr_file->close();
   }
   const double since_t0 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bb::run_seconds split{t0_since_start + since_t0, t0_since_start + run_start + result.setup_seconds};
@@ -342,9 +374,12 @@ int run(const options& o)
     truth->path = o.truth;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto report_json = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps);
+  if (llr_file) {
+    report_json["llr"] = bb::llr_report(cfg.llr, result, o.llr);
+  }
   // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
-  const auto report = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps)
-                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto report = report_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (o.report == "-") {
     std::cout << report << "\n";
   } else {

@@ -55,6 +55,7 @@ struct cpu_worker {
   candidate_locator locator;
   std::vector<cf32> rot = std::vector<cf32>(p::N);
   std::vector<cf32> samples;
+  std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
 };
 
 /// Consecutive data symbols [first, first + count) of one frame of a round.
@@ -63,6 +64,7 @@ struct piece {
   uint64_t first = 0;     ///< data symbol number (0: the frame's first)
   std::size_t count = 0;
   std::size_t offset = 0; ///< first byte in the round's buffer
+  std::size_t llr_offset = 0; ///< first byte in the round's soft-value buffer
   std::size_t slot = 0;   ///< first symbol in the round's per-symbol counts
 };
 
@@ -176,7 +178,7 @@ private:
     bool stopped = false;
     while (k < frames.size() && !stopped) {
       pieces_.clear();
-      std::size_t nof = 0, bytes = 0;
+      std::size_t nof = 0, bytes = 0, llr_bytes = 0;
       while (k < frames.size() && nof < round) {
         const uint64_t total = frames[k]->info.symbols;
         if (done == total) {
@@ -190,15 +192,19 @@ private:
         }
         const std::size_t bps = std::size_t(p::bytes_per_symbol(frames[k]->info.mod));
         const auto n = std::size_t(std::min<uint64_t>({total - done, round - nof, PIECE}));
-        pieces_.push_back({k, done, n, bytes, nof});
+        pieces_.push_back({k, done, n, bytes, llr_bytes, nof});
         nof += n;
         bytes += n * bps;
+        if (cfg_.llr.sink != nullptr) {
+          llr_bytes += n * std::size_t(p::bits_per_symbol(frames[k]->info.mod)) * llr_value_bytes(cfg_.llr.format);
+        }
         done += n;
       }
       if (nof == 0) {
         break;
       }
       bytes_.resize(bytes);
+      llr_bytes_.resize(llr_bytes);
       bad_.assign(nof, 0);
       std::atomic<std::size_t> next{0};
       pool_.run(std::min<unsigned>(nof_threads_, unsigned(pieces_.size())), [&](unsigned part, unsigned) {
@@ -207,6 +213,10 @@ private:
         }
       });
       sink.write(std::span<const uint8_t>(bytes_.data(), bytes));
+      if (cfg_.llr.sink != nullptr) {
+        cfg_.llr.sink->write(std::span<const uint8_t>(llr_bytes_.data(), llr_bytes));
+        res.llr_bytes += llr_bytes;
+      }
       for (const piece& pc : pieces_) {
         note_bad_symbols(res.frames[index[pc.frame]], pc);
       }
@@ -223,6 +233,9 @@ private:
       w.rot[std::size_t(i)] = derotation(s.cfo_cps * i);
     }
     const std::size_t bps = std::size_t(p::bytes_per_symbol(lf.info.mod));
+    const auto nbits = std::size_t(p::bits_per_symbol(lf.info.mod));
+    const std::size_t llr_bps = nbits * llr_value_bytes(cfg_.llr.format);
+    float* llr = cfg_.llr.sink != nullptr ? w.llr.data() : nullptr;
     const uint64_t m0 = p::FIRST_DATA_SYMBOL + pc.first;
     w.samples.resize((pc.count - 1) * L + p::N);
     src.read(fft_window(s, m0), w.samples); // inside: the locator counts only symbols whose window is
@@ -231,7 +244,10 @@ private:
       cf32* r = w.samples.data() + i * L;
       bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
       const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), w.rot);
-      demap_symbol(y, lf.channel, pilot_derotation(y, lf.channel, (long long)m), lf.info.mod, bytes_.data() + pc.offset + i * bps);
+      demap_symbol(y, lf.channel, pilot_derotation(y, lf.channel, (long long)m), lf.info.mod, bytes_.data() + pc.offset + i * bps, llr);
+      if (llr != nullptr) {
+        encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
+      }
     }
   }
 
@@ -260,6 +276,7 @@ private:
   std::vector<std::unique_ptr<cpu_worker>> workers_;
   std::vector<piece> pieces_;
   std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> llr_bytes_;
   std::vector<uint32_t> bad_;
 };
 

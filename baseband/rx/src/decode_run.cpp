@@ -136,4 +136,21 @@ nlohmann::json make_run_report(const std::string& capture, const transport::capt
   return r;
 }
 
+nlohmann::json llr_report(const llr_output& llr, const receive_result& res, const std::string& path)
+{
+  nlohmann::json j{{"file", path},
+                   {"format", to_string(llr.format)},
+                   {"values", res.llr_bytes / llr_value_bytes(llr.format)},
+                   {"bytes", res.llr_bytes},
+                   {"definition", "one value per payload bit, in payload order: LLR = ln P(b=0)/P(b=1), max-log over the "
+                                  "profile's constellation, weighted by the tone's |H|^2 over the frame's noise (positive: 0)"}};
+  if (llr.format == llr_format::int8) {
+    j["scale"] = llr.scale;
+    j["int8"] = "round(LLR x scale), saturated to +-127";
+  } else {
+    j["scale"] = 1.0;
+  }
+  return j;
+}
+
 } // namespace whd::baseband

@@ -103,6 +103,10 @@ struct chunk_slot {
   cuda::device_buffer<uint8_t> d_out;
   cuda::pinned_buffer<uint8_t> h_out;
   cuda::pinned_buffer<frame_params> h_carry;
+  /// Soft values (rx_config::llr; empty without): LLR_STRIDE values a symbol.
+  std::size_t llr_stride_bytes = 0;
+  cuda::device_buffer<uint8_t> d_llr;
+  cuda::pinned_buffer<uint8_t> h_llr;
   cuda::event done;
   // What the chunk holds.
   uint64_t first = 0, nof = 0, lo = 0, hi = 0;

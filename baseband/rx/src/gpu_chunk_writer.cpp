@@ -5,8 +5,9 @@
 
 namespace whd::baseband::gpu {
 
-chunk_writer::chunk_writer(payload_sink& sink, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m, stage_times& times)
-    : sink_(sink), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times), thread_([this] { loop(); })
+chunk_writer::chunk_writer(payload_sink& sink, const llr_output& llr, slot_ring& ring, datatype type, receive_result& res,
+                           std::mutex& res_m, stage_times& times)
+    : sink_(sink), llr_(llr), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times), thread_([this] { loop(); })
 {
 }
 
@@ -68,23 +69,38 @@ void chunk_writer::write(chunk_slot& s)
     note_bad_samples(s);
   }
   // One write a chunk: QPSK symbols (84 of the 168 bytes of their slot) are packed
-  // together first, so that the sink sees large writes.
-  bool packed = true;
-  for (const segment& seg : s.segments) {
-    packed = packed && seg.bytes_per_symbol == OUT_STRIDE;
+  // together first, so that the sink sees large writes; soft values alike.
+  write_packed(sink_, s, s.h_out.data(), OUT_STRIDE, [](const segment& seg) { return seg.bytes_per_symbol; });
+  if (llr_.sink != nullptr) {
+    const std::size_t vb = llr_value_bytes(llr_.format);
+    res_.llr_bytes +=
+        write_packed(*llr_.sink, s, s.h_llr.data(), s.llr_stride_bytes, [vb](const segment& seg) { return seg.bytes_per_symbol * 8 * vb; });
   }
-  if (packed) {
-    sink_.write(std::span<const uint8_t>(s.h_out.data(), s.count * OUT_STRIDE));
-    return;
+}
+
+template <class F>
+std::size_t chunk_writer::write_packed(payload_sink& to, const chunk_slot& s, const uint8_t* base, std::size_t stride, F per_symbol)
+{
+  bool full = true;
+  std::size_t total = 0;
+  for (const segment& seg : s.segments) {
+    full = full && per_symbol(seg) == stride;
+    total += seg.count * per_symbol(seg);
+  }
+  if (full) {
+    to.write(std::span<const uint8_t>(base, s.count * stride));
+    return total;
   }
   compact_.clear();
   for (const segment& seg : s.segments) {
-    const uint8_t* out = s.h_out.data() + seg.first * OUT_STRIDE;
+    const uint8_t* at = base + seg.first * stride;
+    const std::size_t n = per_symbol(seg);
     for (std::size_t i = 0; i < seg.count; ++i) {
-      compact_.insert(compact_.end(), out + i * OUT_STRIDE, out + i * OUT_STRIDE + seg.bytes_per_symbol);
+      compact_.insert(compact_.end(), at + i * stride, at + i * stride + n);
     }
   }
-  sink_.write(compact_);
+  to.write(compact_);
+  return total;
 }
 
 void chunk_writer::note_bad_samples(const chunk_slot& s)

@@ -25,7 +25,8 @@ public:
   /// the writer's stage times go to times.wait_gpu and times.write_sink. On an
   /// error the writer fails the ring (acquire() rethrows it) and goes on releasing
   /// slots without writing.
-  chunk_writer(payload_sink& sink, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m, stage_times& times);
+  chunk_writer(payload_sink& sink, const llr_output& llr, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m,
+               stage_times& times);
   ~chunk_writer() { finish(); }
   chunk_writer(const chunk_writer&) = delete;
   chunk_writer& operator=(const chunk_writer&) = delete;
@@ -41,8 +42,14 @@ private:
   void loop();
   void write(chunk_slot& s);
   void note_bad_samples(const chunk_slot& s);
+  /// The chunk's symbols, `per_symbol(seg)` of each `stride` bytes of `base`, in
+  /// one write: as they lie when every slot is full, else packed first. Returns
+  /// the bytes written.
+  template <class F>
+  std::size_t write_packed(payload_sink& to, const chunk_slot& s, const uint8_t* base, std::size_t stride, F per_symbol);
 
   payload_sink& sink_;
+  llr_output llr_;
   slot_ring& ring_;
   datatype type_;
   receive_result& res_;

@@ -522,7 +522,7 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
     fp.cfo_cps = cfo;
     fp.window_offset = double(fft0 - start);
     fp.mod = int32_t(a.out[c].mod);
-    fp.pad = 0;
+    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, a.nof_taps);
     const float2 step = derotation(cfo * 64.0);
     fp.step_re = step.x;
     fp.step_im = step.y;

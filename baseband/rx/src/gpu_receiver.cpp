@@ -104,7 +104,7 @@ public:
     open_.clear();
     ring_.open();
     {
-      gpu::chunk_writer writer(sink, ring_, type_, res, res_m_, times_);
+      gpu::chunk_writer writer(sink, cfg_.llr, ring_, type_, res, res_m_, times_);
       decode_all(src, res, writer, progress); // on a throw, the writer finishes as it goes out of scope
       stage_timer t(times_.drain);
       writer.finish();
@@ -397,9 +397,17 @@ private:
       WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
       const bool cf32 = type_ == datatype::cf32_le;
       gpu::launch_gather_windows(s.located_input(type_), s.d_offsets.data(), s.count, s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
-      const gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
+      gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
+      if (s.llr_stride_bytes > 0) {
+        b.llr = s.d_llr.data();
+        b.llr_form = cfg_.llr.format;
+        b.llr_scale = cfg_.llr.scale;
+      }
       gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
       WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+      if (s.llr_stride_bytes > 0) {
+        WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_llr.data(), s.d_llr.data(), s.count * s.llr_stride_bytes, cudaMemcpyDeviceToHost, st));
+      }
       if (cf32) {
         WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_bad.data(), s.d_bad.data(), s.count * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
       }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
 namespace whd::baseband::gpu {
 
@@ -22,7 +23,7 @@ struct frame_params {
   double cfo_cps;       ///< CFO [cycles/sample]
   double window_offset; ///< first FFT window of the frame minus its start [samples]
   int32_t mod;          ///< profile::modulation
-  int32_t pad;
+  float llr_inv_noise;  ///< channel_estimate::llr_inv_noise: the soft values' scale
   /// 1/H by FFT bin: on data tones, 0 elsewhere. By bin rather than by data tone,
   /// so that a thread of the fused kernel reads the bins it holds from one base.
   float2 inv[profile::N];
@@ -50,6 +51,9 @@ struct symbol_desc {
 inline constexpr std::size_t OUT_STRIDE = profile::MAX_BYTES_PER_SYMBOL;
 static_assert(OUT_STRIDE % 4 == 0, "the fused kernel stores 32-bit words");
 
+/// Soft values a symbol's slot holds at most: 16-QAM's bits (QPSK uses the first 672).
+inline constexpr std::size_t LLR_STRIDE = profile::MAX_BITS_PER_SYMBOL;
+
 /// Device pointers of one batch.
 struct batch_view {
   const void* samples;        ///< count * N samples in the link form
@@ -58,6 +62,11 @@ struct batch_view {
   const frame_params* frames;
   uint8_t* out;               ///< count * OUT_STRIDE bytes, 4-byte aligned
   std::size_t count;
+  /// Soft output (f32 link form only; null: none): count * LLR_STRIDE values of
+  /// llr_form, each symbol's at its slot's start, in payload order.
+  void* llr = nullptr;
+  llr_format llr_form = llr_format::int8;
+  float llr_scale = 1.0f; ///< int8's round(LLR x scale)
 };
 
 /// Where a batch's inputs lie in one block of memory (pinned, and its copy on the
@@ -110,6 +119,9 @@ inline void launch_decode(transport::link_format fmt, const batch_view& b, cudaS
 {
   if (b.count == 0) {
     return;
+  }
+  if (b.llr != nullptr && fmt != transport::link_format::f32) {
+    throw std::invalid_argument("the fused kernel gives soft values from f32 windows only");
   }
   switch (fmt) {
   case transport::link_format::f32: launch_decode_form<transport::link_format::f32>(exch, b, stream); break;

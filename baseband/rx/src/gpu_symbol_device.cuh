@@ -241,11 +241,58 @@ __device__ __forceinline__ void equalise_held(float2 (&v)[SLOTS], const frame_pa
   }
 }
 
+/// Where the soft values of one symbol go (LLR = true in demap_held).
+struct soft_target {
+  const float2* inv; ///< 1/H of the lane's bins: [GROUP j] for slot j (the kernel's read order)
+  float inv_noise;   ///< frame_params::llr_inv_noise
+  uint8_t* out;      ///< the symbol's LLR slot (LLR_STRIDE values)
+  llr_format form;
+  float scale;
+};
+
+/// Store the B soft values of data tone d at values d B .. d B + B - 1 of `o.out`.
+template <int B>
+__device__ __forceinline__ void store_soft(const float (&l)[B], int d, const soft_target& o)
+{
+  static_assert(B == 2 || B == 4);
+  if (o.form == llr_format::int8) {
+    int8_t q[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      q[i] = llr_to_int8(l[i], o.scale);
+    }
+    if constexpr (B == 4) {
+      reinterpret_cast<char4*>(o.out)[d] = make_char4(q[0], q[1], q[2], q[3]);
+    } else {
+      reinterpret_cast<char2*>(o.out)[d] = make_char2(q[0], q[1]);
+    }
+  } else if (o.form == llr_format::f16) {
+    __half2 h[B / 2];
+#pragma unroll
+    for (int i = 0; i < B / 2; ++i) {
+      h[i] = __floats2half2_rn(fminf(fmaxf(l[2 * i], -LLR_F16_MAX), LLR_F16_MAX), fminf(fmaxf(l[2 * i + 1], -LLR_F16_MAX), LLR_F16_MAX));
+    }
+    if constexpr (B == 4) {
+      reinterpret_cast<uint2*>(o.out)[d] = make_uint2(*reinterpret_cast<unsigned*>(&h[0]), *reinterpret_cast<unsigned*>(&h[1]));
+    } else {
+      reinterpret_cast<__half2*>(o.out)[d] = h[0];
+    }
+  } else {
+    if constexpr (B == 4) {
+      reinterpret_cast<float4*>(o.out)[d] = make_float4(l[0], l[1], l[2], l[3]);
+    } else {
+      reinterpret_cast<float2*>(o.out)[d] = make_float2(l[0], l[1]);
+    }
+  }
+}
+
 /// Rotate the equalised bins by the pilots' common phase and decide them: bin
 /// L + GROUP j's bit group goes to bits[d] for data tone d (the spare byte for
-/// bins of no data tone).
-template <bool QAM16>
-__device__ __forceinline__ void demap_held(const float2 (&v)[SLOTS], float2 rot, const held_tones& h, uint8_t* bits)
+/// bins of no data tone). With LLR, the same points' max-log LLRs (demap.hpp) go to
+/// `soft`, weighted by the bin's |H|^2 over the frame's noise.
+template <bool QAM16, bool LLR = false>
+__device__ __forceinline__ void demap_held(const float2 (&v)[SLOTS], float2 rot, const held_tones& h, uint8_t* bits,
+                                           const soft_target& soft = {})
 {
   const unsigned pairs[4] = {h.bits_at.x, h.bits_at.y, h.bits_at.z, h.bits_at.w};
 #pragma unroll
@@ -254,6 +301,19 @@ __device__ __forceinline__ void demap_held(const float2 (&v)[SLOTS], float2 rot,
       const unsigned d = (pairs[j / 2] >> (16 * (j % 2))) & 0xffffu;
       const float2 z = cmulf(v[j], rot);
       bits[d] = uint8_t(QAM16 ? demap_qam16(z.x, z.y) : demap_qpsk(z.x, z.y));
+      if constexpr (LLR) {
+        if (d < unsigned(profile::NOF_DATA)) {
+          const float2 inv = soft.inv[GROUP * j];
+          const float w = llr_weight(inv.x, inv.y, soft.inv_noise);
+          float l[QAM16 ? 4 : 2];
+          if constexpr (QAM16) {
+            llr_qam16(z.x, z.y, w, l);
+          } else {
+            llr_qpsk(z.x, z.y, w, l);
+          }
+          store_soft(l, int(d), soft);
+        }
+      }
     }
   }
 }

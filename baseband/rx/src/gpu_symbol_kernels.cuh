@@ -31,7 +31,7 @@ constexpr int MIN_BLOCKS = 16;
 static_assert(GROUP == fd::THREADS && fd::VALUES == 8);
 static_assert(2 * p::NOF_PILOTS == 32, "each half-warp reduces one symbol's pilots");
 
-template <transport::link_format FMT, class ALGO>
+template <transport::link_format FMT, class ALGO, bool LLR>
 __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 {
   static_assert(ALGO::output_offset(1) == GROUP && ALGO::output_offset(SLOTS - 1) == GROUP * (SLOTS - 1),
@@ -145,10 +145,25 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   for (int k = 0; k < K; ++k) {
     const float2 r = make_float2(__shfl_sync(0xffffffffu, rot_mine.x, 16 * k), __shfl_sync(0xffffffffu, rot_mine.y, 16 * k));
     const float2 rot = make_float2(r.x * scale[k], r.y * scale[k]);
-    if (fp[k]->mod == int(p::modulation::qpsk)) {
-      demap_held<false>(v[k], rot, held, bits_s[k]);
-    } else {
-      demap_held<true>(v[k], rot, held, bits_s[k]);
+    bool soft = false;
+    if constexpr (LLR) {
+      soft = active[k]; // an idle symbol writes no soft values
+      if (soft) {
+        const soft_target o{(HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane), fp[k]->llr_inv_noise,
+                            static_cast<uint8_t*>(b.llr) + s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form), b.llr_form, b.llr_scale};
+        if (fp[k]->mod == int(p::modulation::qpsk)) {
+          demap_held<false, true>(v[k], rot, held, bits_s[k], o);
+        } else {
+          demap_held<true, true>(v[k], rot, held, bits_s[k], o);
+        }
+      }
+    }
+    if (!soft) {
+      if (fp[k]->mod == int(p::modulation::qpsk)) {
+        demap_held<false>(v[k], rot, held, bits_s[k]);
+      } else {
+        demap_held<true>(v[k], rot, held, bits_s[k]);
+      }
     }
   }
   sync(); // the bit groups are stored
@@ -168,20 +183,33 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 } // namespace
 
 /// Launch the fused kernel for link form FMT with the FFT algorithm ALGO.
-template <transport::link_format FMT, class ALGO>
-void launch_decode_algo(const batch_view& b, cudaStream_t stream)
+template <transport::link_format FMT, class ALGO, bool LLR>
+void launch_decode_kernel(const batch_view& b, cudaStream_t stream)
 {
   // The largest shared-memory carve-out, so that shared memory (11 KB a block)
   // does not limit the blocks per SM before registers do (once per process).
   static const bool carved = [] {
-    WHD_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<FMT, ALGO>, cudaFuncAttributePreferredSharedMemoryCarveout,
+    WHD_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<FMT, ALGO, LLR>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         int(cudaSharedmemCarveoutMaxShared)));
     return true;
   }();
   (void)carved;
   const dim3 grid(unsigned((b.count + K - 1) / K));
-  decode_kernel<FMT, ALGO><<<grid, GROUP, 0, stream>>>(b);
+  decode_kernel<FMT, ALGO, LLR><<<grid, GROUP, 0, stream>>>(b);
   WHD_CUDA_CHECK_LAUNCH();
+}
+
+/// The hard decisions only, or with soft values (f32 windows: the receiver's form).
+template <transport::link_format FMT, class ALGO>
+void launch_decode_algo(const batch_view& b, cudaStream_t stream)
+{
+  if constexpr (FMT == transport::link_format::f32) {
+    if (b.llr != nullptr) {
+      launch_decode_kernel<FMT, ALGO, true>(b, stream);
+      return;
+    }
+  }
+  launch_decode_kernel<FMT, ALGO, false>(b, stream);
 }
 
 template <transport::link_format FMT>

@@ -1,6 +1,7 @@
 #include <whd/baseband/tone_math.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -92,6 +93,7 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
   // Per-tone SNR scaled to the whole band: the signal fills NOF_USED of N bins.
   const double snr = noise > 0.0 ? signal / noise * double(p::NOF_USED) / p::N : 1e15;
   ch.snr_dB = snr > 0.0 ? std::min(10.0 * std::log10(snr), 150.0) : -150.0;
+  ch.llr_inv_noise = llr_inv_noise(sig, diff, smoother != nullptr ? smoother->nof_taps() : 0);
   return ch;
 }
 
@@ -124,26 +126,44 @@ std::array<uint8_t, p::HEADER_BITS> decide_header(const cf32* y, const channel_e
   return h;
 }
 
-void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, p::modulation mod, uint8_t* out)
+void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, p::modulation mod, uint8_t* out, float* llr)
 {
-  if (mod == p::modulation::qpsk) {
-    for (int d = 0; d < p::NOF_DATA; d += 4) {
-      unsigned byte = 0;
-      for (int j = 0; j < 4; ++j) {
-        const cf32 z = y[p::DATA_BIN[std::size_t(d + j)]] * ch.inv[std::size_t(p::DATA_USED[std::size_t(d + j)])] * derotation;
-        byte = (byte << 2) | demap_qpsk(z.real(), z.imag());
+  const bool qam16 = mod == p::modulation::qam16;
+  const int per_byte = qam16 ? 2 : 4; // tones a byte holds
+  const int bits = qam16 ? 4 : 2;     // bits a tone holds
+  for (int d = 0; d < p::NOF_DATA; d += per_byte) {
+    unsigned byte = 0;
+    for (int j = 0; j < per_byte; ++j) {
+      const auto u = std::size_t(p::DATA_USED[std::size_t(d + j)]);
+      const cf32 inv = ch.inv[u];
+      const cf32 z = y[p::DATA_BIN[std::size_t(d + j)]] * inv * derotation;
+      byte = (byte << bits) | (qam16 ? demap_qam16(z.real(), z.imag()) : demap_qpsk(z.real(), z.imag()));
+      if (llr != nullptr) {
+        const float w = llr_weight(inv.real(), inv.imag(), ch.llr_inv_noise);
+        float* at = llr + (d + j) * bits;
+        qam16 ? llr_qam16(z.real(), z.imag(), w, at) : llr_qpsk(z.real(), z.imag(), w, at);
       }
-      out[d / 4] = uint8_t(byte);
     }
-  } else {
-    for (int d = 0; d < p::NOF_DATA; d += 2) {
-      unsigned byte = 0;
-      for (int j = 0; j < 2; ++j) {
-        const cf32 z = y[p::DATA_BIN[std::size_t(d + j)]] * ch.inv[std::size_t(p::DATA_USED[std::size_t(d + j)])] * derotation;
-        byte = (byte << 4) | demap_qam16(z.real(), z.imag());
-      }
-      out[d / 2] = uint8_t(byte);
+    out[d / per_byte] = uint8_t(byte);
+  }
+}
+
+void encode_llrs(const float* llr, std::size_t n, llr_format f, float scale, uint8_t* out)
+{
+  switch (f) {
+  case llr_format::int8:
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = uint8_t(llr_to_int8(llr[i], scale));
     }
+    break;
+  case llr_format::f16:
+    for (std::size_t i = 0; i < n; ++i) {
+      // Rounded to nearest, ties to even, as the device's __float2half_rn.
+      const auto h = static_cast<_Float16>(std::clamp(llr[i], -LLR_F16_MAX, LLR_F16_MAX));
+      std::memcpy(out + 2 * i, &h, 2);
+    }
+    break;
+  case llr_format::f32: std::memcpy(out, llr, n * sizeof(float)); break;
   }
 }
 

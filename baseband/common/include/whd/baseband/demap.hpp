@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define WHD_HD __host__ __device__ __forceinline__
@@ -31,6 +32,85 @@ WHD_HD unsigned demap_qam16_axis(float x)
 
 /// 16-QAM index b3 b2 b1 b0 of an equalised point: I gives b3 b2, Q gives b1 b0.
 WHD_HD unsigned demap_qam16(float i, float q) { return (demap_qam16_axis(i) << 2) | demap_qam16_axis(q); }
+
+// ---------------------------------------------------------------- soft decisions
+// LLR = ln P(b = 0 | z) / P(b = 1 | z), positive for 0, max-log over the points of
+// §5, of an equalised point z = s + n' whose complex noise n' has variance 1 / w:
+// LLR = w (min over points with b = 1 of |z - s|^2 - min over points with b = 0).
+// Each expression below is that difference written so that its sign is decided
+// by one comparison with the hard decision's threshold (a product or a difference
+// of floats is 0 or of the right sign), so a non-zero LLR always agrees with the
+// hard bit. Values come MSB first, as the payload's bits do.
+
+/// QPSK (points +-a on each axis): out[0] for bit1 (Q < 0), out[1] for bit0 (I < 0).
+WHD_HD void llr_qpsk(float i, float q, float w, float* out)
+{
+  constexpr float K = 4.0f * profile::QPSK_A;
+  out[0] = K * w * q;
+  out[1] = K * w * i;
+}
+
+/// One 16-QAM axis (levels -3c, -c, +c, +3c; Gray 00 01 11 10): the high bit is 1
+/// for x > 0, the low bit 1 for |x| < 2c.
+WHD_HD void llr_qam16_axis(float x, float w, float* out)
+{
+  constexpr float c = profile::QAM16_C;
+  const float ax = std::fabs(x);
+  // High bit: -4c x inside +-2c; beyond, the outer point on x's side against the
+  // inner one on the other: -8c (x - c) for x > 2c, -8c (x + c) for x < -2c.
+  const float hi = ax <= 2.0f * c ? -4.0f * c * x : -8.0f * c * (x > 0.0f ? x - c : x + c);
+  out[0] = w * hi;
+  out[1] = w * (4.0f * c) * (ax - 2.0f * c); // outer (0) against inner (1)
+}
+
+/// 16-QAM: out[0..1] from I (b3 b2), out[2..3] from Q (b1 b0).
+WHD_HD void llr_qam16(float i, float q, float w, float* out)
+{
+  llr_qam16_axis(i, w, out);
+  llr_qam16_axis(q, w, out + 2);
+}
+
+/// The weight w = 1 / (noise variance of an equalised tone) = |H|^2 / s2_eff, from
+/// the tone's 1/H and a frame's 1 / s2_eff (llr_inv_noise); 0 where 1/H is 0.
+WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
+{
+  const float d2 = inv_re * inv_re + inv_im * inv_im;
+  return d2 > 0.0f ? inv_noise / d2 : 0.0f;
+}
+
+/// 1 / s2_eff of a frame from its preamble sums (tone_math.hpp's estimate_channel):
+/// sig = sum |H_ls|^2 and diff = sum |Y0 - Y1|^2 over the used tones, and the taps
+/// the channel was projected on (0: plain least squares). The noise per bin is
+/// s2 = diff / (2 NOF_USED); the channel estimate's own error, s2 / 2 per tone
+/// (two symbols averaged) times taps / NOF_USED after the projection, adds to it
+/// on each equalised point (times |s|^2, 1 on average): s2_eff = s2 (1 + e), e =
+/// taps / (2 NOF_USED), or 1/2 unprojected. A noiseless frame is held at 90 dB of
+/// SNR per tone, so that weights stay finite.
+WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps)
+{
+  const double U = profile::NOF_USED;
+  const double noise = diff / (2.0 * U);
+  const double signal = sig / U > noise / 2.0 ? sig / U - noise / 2.0 : 0.0;
+  const double e = nof_taps > 0 ? double(nof_taps) / (2.0 * U) : 0.5;
+  double eff = noise * (1.0 + e);
+  eff = eff > signal * 1e-9 ? eff : signal * 1e-9;
+  eff = eff > 1e-30 ? eff : 1e-30;
+  return float(1.0 / eff);
+}
+
+/// The int8 form of an LLR: round(LLR x scale) (to nearest, ties to even),
+/// saturated to +-127; NaN gives 0.
+WHD_HD int8_t llr_to_int8(float llr, float scale)
+{
+  const float v = rintf(llr * scale);
+  if (!(v == v)) {
+    return 0;
+  }
+  return int8_t(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
+}
+
+/// The largest binary16 value: f16 LLRs are saturated to it.
+inline constexpr float LLR_F16_MAX = 65504.0f;
 
 /// The constellation point of index i (QPSK i < 4, 16-QAM i < 16), §5: what the
 /// transmitter sends and what a receiver measures its error against.

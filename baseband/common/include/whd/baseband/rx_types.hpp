@@ -11,12 +11,50 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace whd::baseband {
+
+class payload_sink;
+
+/// How soft decisions are stored: one value per payload bit, in payload order.
+enum class llr_format {
+  int8, ///< round(LLR x scale), saturated to +-127
+  f16,  ///< IEEE binary16, saturated to +-65504
+  f32,  ///< IEEE binary32
+};
+
+constexpr const char* to_string(llr_format f) { return f == llr_format::int8 ? "int8" : f == llr_format::f16 ? "f16" : "f32"; }
+constexpr std::optional<llr_format> parse_llr_format(std::string_view s)
+{
+  if (s == "int8") {
+    return llr_format::int8;
+  }
+  if (s == "f16") {
+    return llr_format::f16;
+  }
+  if (s == "f32") {
+    return llr_format::f32;
+  }
+  return std::nullopt;
+}
+/// Bytes one value takes.
+constexpr std::size_t llr_value_bytes(llr_format f) { return f == llr_format::int8 ? 1 : f == llr_format::f16 ? 2 : 4; }
+
+/// Soft output: LLR = ln P(b = 0) / P(b = 1) of every payload bit (max-log,
+/// demap.hpp), written beside the payload.
+struct llr_output {
+  payload_sink* sink = nullptr; ///< where the values go (null: no soft output)
+  llr_format format = llr_format::int8;
+  /// int8 only: the stored value is round(LLR x scale); 4 keeps |LLR| up to 31.75
+  /// in steps of 0.25.
+  float scale = 4.0f;
+};
 
 /// Set-up parameters of the receive chain, shared by every backend so that
 /// they make the same decisions.
@@ -48,6 +86,9 @@ struct rx_config {
   /// the frames finished so far, and receive_result::interrupted is set. It is
   /// only read, with relaxed loads, so a signal handler may set it.
   const std::atomic<bool>* stop = nullptr;
+  /// Soft output beside the payload (none unless llr.sink is set; the sink must
+  /// outlive run()).
+  llr_output llr;
 };
 
 /// Consecutive data symbols of a frame: first is 0 for the frame's first data symbol.
@@ -115,6 +156,7 @@ struct receive_result {
   std::vector<header_failure> header_failures;
   uint64_t data_symbols = 0;          ///< data symbols decoded over all frames
   uint64_t payload_bytes = 0;         ///< bytes handed to the sink
+  uint64_t llr_bytes = 0;             ///< bytes handed to rx_config::llr.sink (0 without one)
   /// Where the time went, per stage of the backend (for benchmarks; names are the
   /// backend's own, seconds of wall time, stages of different threads overlap).
   std::vector<std::pair<std::string, double>> stage_seconds;

@@ -68,4 +68,8 @@ nlohmann::json make_run_report(const std::string& capture, const transport::capt
                                const std::optional<truth_comparison>& truth = std::nullopt,
                                const std::optional<run_seconds>& split = std::nullopt, double sample_rate_sps = 0.0);
 
+/// The report's "llr" section for a run with soft output to `path`: file, format,
+/// scale (int8), values, bytes, and what a value is.
+nlohmann::json llr_report(const llr_output& llr, const receive_result& res, const std::string& path);
+
 } // namespace whd::baseband

@@ -6,6 +6,7 @@
 
 #include <whd/baseband/demap.hpp>
 #include <whd/baseband/profile.hpp>
+#include <whd/baseband/rx_types.hpp>
 #include <whd/transport/sample_types.hpp>
 
 #include <array>
@@ -20,6 +21,9 @@ struct channel_estimate {
   std::array<cf32, profile::NOF_USED> h{};    ///< LS estimate averaged over both preamble symbols
   std::array<cf32, profile::NOF_USED> inv{};  ///< 1 / h (0 where h is 0)
   double snr_dB = 0.0;                         ///< signal over whole-band noise (whd-tx's SNR)
+  /// 1 / the noise variance of an equalised point, |H|^2 aside (demap.hpp's
+  /// llr_inv_noise): the soft decisions' scale.
+  float llr_inv_noise = 0.0f;
 };
 
 /// Projects a least-squares channel estimate onto the channels whose impulse
@@ -54,7 +58,14 @@ cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m);
 /// combined (maximum-ratio, after the pilot phase) before deciding.
 std::array<uint8_t, profile::HEADER_BITS> decide_header(const cf32* y, const channel_estimate& ch);
 
-/// Demap one data symbol's FFT (N bins) to its payload bytes (bytes_per_symbol(mod)).
-void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, profile::modulation mod, uint8_t* out);
+/// Demap one data symbol's FFT (N bins) to its payload bytes (bytes_per_symbol(mod)),
+/// and, when `llr` is not null, to its bits' max-log LLRs (bits_per_symbol(mod)
+/// values, payload order; demap.hpp), from the same equalised points.
+void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, profile::modulation mod, uint8_t* out,
+                  float* llr = nullptr);
+
+/// `n` LLRs in the stored form of `f` (rx_types.hpp): n x llr_value_bytes(f) bytes
+/// at `out`, little-endian; `scale` is int8's.
+void encode_llrs(const float* llr, std::size_t n, llr_format f, float scale, uint8_t* out);
 
 } // namespace whd::baseband
