@@ -248,9 +248,9 @@ TEST_P(llr_calibration_awgn, follows_the_identity_within_ten_percent)
 INSTANTIATE_TEST_SUITE_P(awgn, llr_calibration_awgn,
                          ::testing::Values(calibration_case{p::modulation::qpsk, 4.0, 48}, calibration_case{p::modulation::qam16, 10.0, 48},
                                            calibration_case{p::modulation::qpsk, 5.0, 0}, calibration_case{p::modulation::qam16, 12.0, 0}),
-                         [](const auto& info) {
-                           return std::string(p::to_string(info.param.mod)) + "_" + std::to_string(int(info.param.snr_dB)) + "dB" +
-                                  (info.param.channel_taps ? "" : "_plain_ls");
+                         [](const auto& param_info) {
+                           return std::string(p::to_string(param_info.param.mod)) + "_" + std::to_string(int(param_info.param.snr_dB)) + "dB" +
+                                  (param_info.param.channel_taps ? "" : "_plain_ls");
                          });
 
 } // namespace
