@@ -102,6 +102,8 @@ struct decode_args {
   std::optional<std::string> format;
   std::optional<std::string> truth;
   std::optional<std::string> output; ///< payload file; none: the payload is returned in memory
+  std::optional<std::string> llr;    ///< soft output's format (int8, f16, f32); none: no soft output
+  float llr_scale = 4.0f;
 };
 
 bb::receiver_request to_request(const decode_args& a)
@@ -148,13 +150,17 @@ py::dict choice_dict(const bb::receiver_choice& c)
   return d;
 }
 
-/// The payload as a numpy uint8 array that owns the decoded bytes (no copy).
-py::array_t<uint8_t> payload_array(std::vector<uint8_t>&& bytes)
+/// Decoded bytes as a 1-D numpy array of `dtype` that owns them (no copy).
+py::array owned_array(std::vector<uint8_t>&& bytes, const py::dtype& dtype)
 {
   auto* held = new std::vector<uint8_t>(std::move(bytes));
   py::capsule owner(held, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
-  return py::array_t<uint8_t>({py::ssize_t(held->size())}, {py::ssize_t(1)}, held->data(), owner);
+  const auto item = py::ssize_t(dtype.itemsize());
+  return py::array(dtype, {py::ssize_t(held->size()) / item}, {item}, held->data(), owner);
 }
+
+/// numpy's name of a soft-output format's values.
+const char* numpy_dtype(bb::llr_format f) { return f == bb::llr_format::int8 ? "int8" : f == bb::llr_format::f16 ? "float16" : "float32"; }
 
 /// Decode one capture: `path` names it (the user's name for the report is
 /// `display`). The receiver runs on another thread with the GIL released; this one
@@ -174,6 +180,16 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   if (args.sample_rate && !(*args.sample_rate > 0.0)) {
     throw std::invalid_argument("sample_rate must be positive");
   }
+  std::optional<bb::llr_format> llr_format;
+  if (args.llr) {
+    llr_format = bb::parse_llr_format(*args.llr);
+    if (!llr_format) {
+      throw std::invalid_argument("llr must be False, True, 'int8', 'f16' or 'f32', not '" + *args.llr + "'");
+    }
+    if (!(args.llr_scale > 0.0f) || !std::isfinite(args.llr_scale)) {
+      throw std::invalid_argument("llr_scale must be a positive number");
+    }
+  }
   std::vector<std::string> warnings;
   std::atomic<bool> stop{false};
   struct outcome {
@@ -181,6 +197,8 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
     bb::receiver_choice choice;
     std::optional<bb::truth_comparison> truth;
     std::vector<uint8_t> payload;
+    std::vector<uint8_t> llr;
+    bb::llr_output llr_out;
     tr::capture_info info;
   };
   auto work = [&]() -> outcome {
@@ -209,6 +227,11 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
     cfg.stop = &stop;
     cfg.nof_threads = args.threads;
     cfg.sample_rate_sps = args.sample_rate.value_or(o.info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
+    vector_sink soft;
+    if (llr_format) {
+      cfg.llr = {&soft, *llr_format, args.llr_scale};
+      o.llr_out = cfg.llr;
+    }
     auto made = bb::make_receiver(req, cfg, o.info.type, [&warnings](const std::string& line) { warnings.push_back(line); });
     o.choice = made.choice;
     vector_sink memory;
@@ -230,6 +253,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       o.truth->path = *args.truth;
     }
     o.payload = memory.take();
+    o.llr = soft.take();
     if (const auto warning = bb::bad_samples_warning(o.result)) {
       warnings.push_back(*warning);
     }
@@ -263,41 +287,49 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   auto o = running.get();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   py::dict d;
-  d["report"] = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth)
-                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto report = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth);
+  if (llr_format) {
+    report["llr"] = bb::llr_report(o.llr_out, o.result, "<memory: DecodeResult.llr>");
+    d["llr"] = owned_array(std::move(o.llr), py::dtype(numpy_dtype(*llr_format)));
+  } else {
+    d["llr"] = py::none();
+  }
+  d["report"] = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   d["choice"] = choice_dict(o.choice);
   d["warnings"] = warnings;
   d["interrupted"] = o.result.interrupted;
   if (args.output) {
     d["payload"] = py::none();
   } else {
-    d["payload"] = payload_array(std::move(o.payload));
+    d["payload"] = owned_array(std::move(o.payload), py::dtype("uint8"));
   }
   return d;
 }
 
 decode_args make_args(std::string backend, std::string link, std::string gpus, int device, std::size_t batch, unsigned threads,
                       std::optional<double> sample_rate, std::optional<std::string> format, std::optional<std::string> truth,
-                      std::optional<std::string> output)
+                      std::optional<std::string> output, std::optional<std::string> llr, float llr_scale)
 {
-  return decode_args{std::move(backend), std::move(link), std::move(gpus), device, batch, threads,
-                     sample_rate,        std::move(format), std::move(truth), std::move(output)};
+  return decode_args{std::move(backend), std::move(link),  std::move(gpus),   device,         batch,    threads,
+                     sample_rate,        std::move(format), std::move(truth), std::move(output), std::move(llr), llr_scale};
 }
 
 py::dict decode_path(const std::string& path, std::string backend, std::string link, std::string gpus, int device,
                      std::size_t batch, unsigned threads, std::optional<double> sample_rate, std::optional<std::string> format,
-                     std::optional<std::string> truth, std::optional<std::string> output)
+                     std::optional<std::string> truth, std::optional<std::string> output, std::optional<std::string> llr,
+                     float llr_scale)
 {
   return decode_capture(path, path,
                         make_args(std::move(backend), std::move(link), std::move(gpus), device, batch, threads, sample_rate,
-                                  std::move(format), std::move(truth), std::move(output)));
+                                  std::move(format), std::move(truth), std::move(output), std::move(llr), llr_scale));
 }
 
 /// `samples`: a C-contiguous buffer of `datatype`'s on-disk layout (the Python
 /// layer checks the numpy array's dtype and shape and names the datatype).
 py::dict decode_buffer(const py::buffer& samples, const std::string& datatype, const std::string& display, std::string backend,
                        std::string link, std::string gpus, int device, std::size_t batch, unsigned threads,
-                       std::optional<double> sample_rate, std::optional<std::string> truth, std::optional<std::string> output)
+                       std::optional<double> sample_rate, std::optional<std::string> truth, std::optional<std::string> output,
+                       std::optional<std::string> llr, float llr_scale)
 {
   const py::buffer_info buf = samples.request();
   const auto bytes = std::span(static_cast<const std::byte*>(buf.ptr), std::size_t(buf.size * buf.itemsize));
@@ -308,7 +340,7 @@ py::dict decode_buffer(const py::buffer& samples, const std::string& datatype, c
   }
   return decode_capture(file->path(), display,
                         make_args(std::move(backend), std::move(link), std::move(gpus), device, batch, threads, sample_rate,
-                                  datatype, std::move(truth), std::move(output)));
+                                  datatype, std::move(truth), std::move(output), std::move(llr), llr_scale));
 }
 
 std::vector<whd::profile::modulation> parse_mods(const std::vector<std::string>& names)
@@ -426,10 +458,11 @@ PYBIND11_MODULE(_whdrx, m)
   m.def("device_count", &whd::cuda::device_count, "CUDA devices usable here (0 without a GPU or driver)");
   m.def("no_device_reason", &whd::cuda::no_device_reason, "why no CUDA device is usable, in words");
   m.def("decode_path", &decode_path, py::arg("path"), py::arg("backend"), py::arg("link"), py::arg("gpus"), py::arg("device"),
-        py::arg("batch"), py::arg("threads"), py::arg("sample_rate"), py::arg("format"), py::arg("truth"), py::arg("output"));
+        py::arg("batch"), py::arg("threads"), py::arg("sample_rate"), py::arg("format"), py::arg("truth"), py::arg("output"),
+        py::arg("llr"), py::arg("llr_scale"));
   m.def("decode_buffer", &decode_buffer, py::arg("samples"), py::arg("datatype"), py::arg("display"), py::arg("backend"),
         py::arg("link"), py::arg("gpus"), py::arg("device"), py::arg("batch"), py::arg("threads"), py::arg("sample_rate"),
-        py::arg("truth"), py::arg("output"));
+        py::arg("truth"), py::arg("output"), py::arg("llr"), py::arg("llr_scale"));
   m.def("write_capture", &write_capture, py::arg("base"), py::arg("datatype"), py::arg("raw"), py::arg("mods"), py::arg("nds"),
         py::arg("frames"), py::arg("payload"), py::arg("seed"), py::arg("snr_db"), py::arg("cfo_hz"), py::arg("taps"),
         py::arg("tap_decay_db"), py::arg("gain"), py::arg("phase_rad"), py::arg("random_phase"), py::arg("lead"),

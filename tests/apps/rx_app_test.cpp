@@ -451,3 +451,37 @@ TEST(rx_app, a_reader_that_closes_the_pipe_stops_the_run_with_a_message)
 }
 
 } // namespace
+
+TEST(rx_app, soft_output_to_a_file_with_its_form_in_the_report)
+{
+  const whd::test::scratch dir("llr");
+  const auto s = generated(dir / "cap", whd::datatype::ci8, 77);
+  const auto truth = whd::test::read_bytes(s.truth_path);
+  for (const char* form : {"int8", "f16", "f32"}) {
+    const auto soft = dir / (std::string("soft.") + form);
+    const auto r = rx({s.meta_path.string(), "-o", (dir / "p.bin").string(), "--llr", soft.string(), "--llr-format", form,
+                       "--llr-scale", "2", "--report", (dir / "r.json").string()},
+                      dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.what;
+    EXPECT_EQ(whd::test::read_bytes(dir / "p.bin"), truth) << "the payload does not change with soft output";
+    const json j = json::parse(whd::test::read_text(dir / "r.json"));
+    const std::size_t vb = std::string(form) == "int8" ? 1 : std::string(form) == "f16" ? 2 : 4;
+    EXPECT_EQ(j["llr"]["format"], form);
+    EXPECT_EQ(j["llr"]["values"].get<uint64_t>(), truth.size() * 8);
+    EXPECT_EQ(j["llr"]["bytes"].get<uint64_t>(), truth.size() * 8 * vb);
+    EXPECT_EQ(j["llr"]["scale"].get<double>(), std::string(form) == "int8" ? 2.0 : 1.0);
+    EXPECT_EQ(std::filesystem::file_size(soft), truth.size() * 8 * vb) << form;
+  }
+}
+
+TEST(rx_app, soft_output_usage_errors_exit_2)
+{
+  const whd::test::scratch dir("llr-usage");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"x.ci8", "--llr", "s", "--llr-format", "f64"}, {"x.ci8", "--llr", "s", "--llr-scale", "0"},
+        {"x.ci8", "--llr", "-"}, {"x.ci8", "-o", "same", "--llr", "same", "--report", "r.json"}}) {
+    const auto r = rx(args, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << r.what;
+    EXPECT_NE(r.err.find("--llr"), std::string::npos) << r.what;
+  }
+}

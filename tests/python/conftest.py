@@ -19,3 +19,13 @@ def vectors() -> pathlib.Path:
     if not (d / "README.md").is_file():
         pytest.fail(f"conformance captures not found in {d}: set WHD_VECTORS_DIR")
     return d
+
+
+@pytest.fixture(scope="session")
+def whd_rx() -> str:
+    """The whd-rx binary of the build the module came from (BUILD/apps/whd-rx/whd-rx)."""
+    build = pathlib.Path(os.environ.get("WHD_BUILD") or REPO / "build")
+    path = build / "apps" / "whd-rx" / "whd-rx"
+    if not path.is_file():
+        pytest.fail(f"whd-rx not found at {path}: build it, or set WHD_BUILD")
+    return str(path)

@@ -203,8 +203,10 @@ def test_bad_arrays(array, match):
 
 
 def test_other_errors(vectors, tmp_path):
-    with pytest.raises(NotImplementedError, match="soft output"):
-        whdrx.decode(vectors / "basic_qpsk_cf32.cf32", llr=True)
+    with pytest.raises(ValueError, match="llr must be"):
+        whdrx.decode(vectors / "basic_qpsk_cf32.cf32", llr="f64")
+    with pytest.raises(ValueError, match="llr_scale"):
+        whdrx.decode(vectors / "basic_qpsk_cf32.cf32", llr=True, llr_scale=0.0)
     with pytest.raises(OSError, match="truth"):
         whdrx.decode(vectors / "basic_qpsk_cf32.cf32", truth=tmp_path / "none.truth")
     with pytest.raises(TypeError):
@@ -315,3 +317,28 @@ def test_sigmf_written_capture_decodes(tmp_path):
     r = whdrx.decode(tmp_path / "theirs")
     assert r.report["input"]["sample_rate"] == whdrx.SAMPLE_RATE_SPS
     assert len(r.frames) == 3 and np.array_equal(r.payload, t.truth)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_soft_output_matches_the_payload_and_whd_rx(vectors, tmp_path, whd_rx, name):
+    """decode(llr=...) gives one value per payload bit whose sign is the payload bit's
+    (0 aside), in every form, and the same values whd-rx --llr writes to a file."""
+    cap = vectors / f"{name}.sigmf-meta"
+    r32 = whdrx.decode(cap, backend="cpu", llr="f32")
+    bits = np.unpackbits(r32.payload)
+    assert r32.llr.dtype == np.float32 and r32.llr.shape == bits.shape
+    nz = r32.llr != 0
+    assert np.array_equal(r32.llr[nz] < 0, bits[nz] == 1)
+    assert r32.report["llr"]["format"] == "f32" and r32.report["llr"]["values"] == bits.size
+    r8 = whdrx.decode(cap, backend="cpu", llr=True)
+    assert r8.llr.dtype == np.int8 and r8.report["llr"]["scale"] == 4.0
+    assert np.array_equal(r8.llr, np.clip(np.rint(r32.llr * np.float32(4.0)), -127, 127).astype(np.int8))
+    r16 = whdrx.decode(np.fromfile(vectors / f"{name}.sigmf-data", dtype=COMPONENT[json.loads(
+        (vectors / f"{name}.sigmf-meta").read_text())["global"]["core:datatype"]]), backend="cpu", llr="f16")
+    assert r16.llr.dtype == np.float16
+    assert np.array_equal(r16.llr, np.clip(r32.llr, -65504, 65504).astype(np.float16))
+    out = tmp_path / "soft.i8"
+    import subprocess
+    subprocess.run([whd_rx, str(cap), "--backend", "cpu", "-q", "--llr", str(out), "--report", str(tmp_path / "r.json")],
+                   check=True)
+    assert np.array_equal(np.fromfile(out, dtype=np.int8), r8.llr)

@@ -57,6 +57,10 @@ class DecodeResult:
     #: The payload bytes of every accepted frame in capture order (numpy uint8 that
     #: owns the decoder's buffer: no copy); None when decode(output=...) wrote a file.
     payload: Optional[np.ndarray]
+    #: With decode(llr=...): one soft value per payload bit, in payload order (numpy
+    #: int8 = round(LLR x scale), float16 or float32; report["llr"] says which and the
+    #: scale). LLR = ln P(b=0)/P(b=1), as whd-rx --llr writes. None otherwise.
+    llr: Optional[np.ndarray] = None
     #: What the receiver factory took: backend, why, GPUs, link, FFT exchange.
     choice: dict = field(default_factory=dict)
     #: The warnings whd-rx would log (also issued with warnings.warn).
@@ -149,9 +153,10 @@ def _samples_layout(samples: np.ndarray) -> tuple[np.ndarray, str, int]:
 
 
 def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: str = "auto",
-           gpus: Union[int, str] = 1, truth: Union[PathLike, bytes, np.ndarray, None] = None, llr: bool = False,
-           sample_rate: Optional[float] = None, threads: int = 0, *, device: int = 0, batch: int = 0,
-           format: Optional[str] = None, output: Optional[PathLike] = None) -> DecodeResult:
+           gpus: Union[int, str] = 1, truth: Union[PathLike, bytes, np.ndarray, None] = None,
+           llr: Union[bool, str] = False, sample_rate: Optional[float] = None, threads: int = 0, *, device: int = 0,
+           batch: int = 0, format: Optional[str] = None, output: Optional[PathLike] = None,
+           llr_scale: float = 4.0) -> DecodeResult:
     """Decode a capture as whd-rx does.
 
     capture: a path (a SigMF recording NAME, NAME.sigmf-meta or NAME.sigmf-data, or a
@@ -163,7 +168,9 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
     link: the GPU link packing, "auto", "f32", "half" or "int8".
     gpus: GPUs to spread batches over (from ``device`` on), or "all".
     truth: the expected payload (a file, or bytes): the report adds bit errors and BER.
-    llr: soft output; not implemented yet (raises NotImplementedError).
+    llr: soft output beside the payload, as whd-rx --llr: True or "int8" (round(LLR x
+        llr_scale), saturated to +-127), "f16" or "f32"; DecodeResult.llr holds one value
+        per payload bit (LLR = ln P(b=0)/P(b=1), positive for 0).
     threads: host threads (0: all cores).
     output: write the payload to this file instead of returning it (bounded memory for
         large captures; ``payload`` is then None).
@@ -175,9 +182,14 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
     OSError when the truth or output file cannot be used, RuntimeError when the GPU
     backend was asked for and cannot run (the messages are whd-rx's).
     """
-    if llr:
-        raise NotImplementedError("llr=True: soft output (log-likelihood ratios per bit) is not implemented yet; "
-                                  "decode gives hard decisions (payload bytes) only")
+    if llr is True:
+        llr_format = "int8"
+    elif llr is False or llr is None:
+        llr_format = None
+    elif isinstance(llr, str):
+        llr_format = llr
+    else:
+        raise ValueError(f"llr must be False, True, 'int8', 'f16' or 'f32', not {llr!r}")
     for name, value in (("backend", backend), ("link", link)):
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string, not {value!r}")
@@ -186,7 +198,8 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
         if not sample_rate > 0.0 or not np.isfinite(sample_rate):
             raise ValueError(f"sample_rate must be a positive number of samples per second, not {sample_rate!r}")
     args = dict(backend=backend, link=link, gpus=_gpus_text(gpus), device=_count(device, "device"),
-                batch=_count(batch, "batch"), threads=_count(threads, "threads"), sample_rate=sample_rate)
+                batch=_count(batch, "batch"), threads=_count(threads, "threads"), sample_rate=sample_rate,
+                llr=llr_format, llr_scale=float(llr_scale))
     output_path = None if output is None else os.fspath(output)
 
     truth_file = None
@@ -219,7 +232,8 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
         report["truth"]["path"] = "<bytes>"
     for line in out["warnings"]:
         warnings.warn(line, RuntimeWarning, stacklevel=2)
-    return DecodeResult(report=report, payload=out["payload"], choice=dict(out["choice"]), warnings=list(out["warnings"]))
+    return DecodeResult(report=report, payload=out["payload"], llr=out["llr"], choice=dict(out["choice"]),
+                        warnings=list(out["warnings"]))
 
 
 @dataclass
