@@ -74,7 +74,8 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
       "backend and, when a GPU is present, the GPU backend with each link packing decode the same\n"
       "captures. Each point stops at --errors bit errors (every backend) or --max-bits bits. Reports\n"
       "uncoded Gray theory, the distance from it at BER 1e-3 and 1e-4, and the half and int8 links'\n"
-      "distance from the f32 link. Eb/N0 -> generator SNR: SNR_dB = Eb/N0_dB + 10 log10(bits per\n"
+      "distance from the f32 link, and the calibration of the soft output (LLRs) at every point.\n"
+      "Eb/N0 -> generator SNR: SNR_dB = Eb/N0_dB + 10 log10(bits per\n"
       "tone) - 10 log10(512/352) (see ber_bench.hpp). There are no timing repeats: each point's\n"
       "statistics come from its error count.\n\nOptions");
   desc.add_options()("help,h", "show this help")
@@ -89,12 +90,14 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     ("seed", po::value(&c.seed)->default_value(c.seed), "master seed")
     ("threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
     ("links", po::value(&links)->default_value(links), "GPU link packings, comma-separated (f32 is the reference)")
+    ("no-llr", "skip the soft output's calibration (LLRs of the CPU and the GPU's f32 link against the truth)")
     ("no-cpu", "skip the CPU backend")
     ("no-gpu", "skip the GPU backend even when a GPU is present");
   add_output_options(desc, json, markdown);
   if (const auto done = parse_subcommand("ber", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map& vm) {
     c.cpu = vm.count("no-cpu") == 0;
     c.gpu = vm.count("no-gpu") == 0;
+    c.llr = vm.count("no-llr") == 0;
     c.mods.clear();
     std::stringstream ms(mods);
     for (std::string m; std::getline(ms, m, ',');) {

@@ -83,15 +83,17 @@ WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
 /// the channel was projected on (0: plain least squares). The noise per bin is
 /// s2 = diff / (2 NOF_USED); the channel estimate's own error, s2 / 2 per tone
 /// (two symbols averaged) times taps / NOF_USED after the projection, adds to it
-/// on each equalised point (times |s|^2, 1 on average): s2_eff = s2 (1 + e), e =
-/// taps / (2 NOF_USED), or 1/2 unprojected. A noiseless frame is held at 90 dB of
-/// SNR per tone, so that weights stay finite.
+/// on each equalised point (times |s|^2, 1 on average), and so does the pilots'
+/// common-phase estimate (a phase error of variance s2 / (2 sum |H_p|^2) turns the
+/// point by s delta: |s|^2 s2 / (2 NOF_PILOTS) on a flat channel): s2_eff = s2 (1 + e),
+/// e = taps / (2 NOF_USED) (or 1/2 unprojected) + 1 / (2 NOF_PILOTS). A noiseless
+/// frame is held at 90 dB of SNR per tone, so that weights stay finite.
 WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps)
 {
   const double U = profile::NOF_USED;
   const double noise = diff / (2.0 * U);
   const double signal = sig / U > noise / 2.0 ? sig / U - noise / 2.0 : 0.0;
-  const double e = nof_taps > 0 ? double(nof_taps) / (2.0 * U) : 0.5;
+  const double e = (nof_taps > 0 ? double(nof_taps) / (2.0 * U) : 0.5) + 1.0 / (2.0 * profile::NOF_PILOTS);
   double eff = noise * (1.0 + e);
   eff = eff > signal * 1e-9 ? eff : signal * 1e-9;
   eff = eff > 1e-30 ? eff : 1e-30;

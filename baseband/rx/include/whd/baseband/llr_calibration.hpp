@@ -28,9 +28,26 @@ struct llr_calibration {
   uint64_t errors = 0; ///< bits whose LLR sign (0 taken as 0) disagrees with the truth
 };
 
-/// Calibration of `llr` (one per bit, in payload order) against the truth bits
-/// (`truth`, MSB first per byte; the shorter of the two is compared): bins of
-/// `width` over [-max_abs, max_abs].
+/// Counts soft values against true bits over any number of pieces: bins of `width`
+/// over [-max_abs, max_abs]; a bin enters the fit with at least `min_count` zeros
+/// and as many ones.
+class llr_calibrator {
+public:
+  explicit llr_calibrator(double width = 0.5, double max_abs = 12.0, uint64_t min_count = 20);
+  /// `llr` (one per bit, in payload order) against `truth` (MSB first per byte); the
+  /// shorter of the two is compared.
+  void add(std::span<const float> llr, std::span<const uint8_t> truth);
+  llr_calibration result() const;
+
+private:
+  double width_, max_abs_;
+  uint64_t min_count_;
+  std::vector<double> sum_;
+  std::vector<uint64_t> n0_, n1_;
+  uint64_t bits_ = 0, errors_ = 0;
+};
+
+/// One piece's calibration (llr_calibrator's defaults).
 llr_calibration calibrate_llrs(std::span<const float> llr, std::span<const uint8_t> truth, double width = 0.5, double max_abs = 12.0,
                                uint64_t min_count = 20);
 

@@ -2,7 +2,8 @@
 /// `whd-bench ber`: bit error rate against Eb/N0 on an AWGN channel, through
 /// the whole receiver (generator -> receiver -> payload compared with the truth),
 /// for the CPU backend and, when a GPU is present, the GPU backend with each link
-/// packing (profile §7), beside uncoded Gray theory.
+/// packing (profile §7), beside uncoded Gray theory; and the calibration of the
+/// soft output (LLRs) at each point: the empirical ln P(0|L)/P(1|L) against L.
 ///
 /// Eb/N0 to the generator's SNR. The generator's SNR is the mean time-domain
 /// signal power over the frames against the noise power over the whole band
@@ -20,6 +21,7 @@
 /// tests/baseband/ber_theory.hpp (tone_es_n0) as well.
 #pragma once
 
+#include <whd/baseband/llr_calibration.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/rx_bench/bench_env.hpp>
 #include <whd/transport/link_pack.hpp>
@@ -65,6 +67,9 @@ struct ber_bench_config {
   std::vector<transport::link_format> links{transport::link_format::f32, transport::link_format::half,
                                             transport::link_format::int8};
   std::vector<double> targets{1e-3, 1e-4}; ///< BERs at which the distance from theory is reported
+  /// Soft output: the CPU backend and the GPU's f32 link also write f32 LLRs, whose
+  /// calibration against the truth is reported per point (llr_calibration.hpp).
+  bool llr = true;
   std::string commit, command;
 };
 
@@ -75,6 +80,7 @@ struct ber_point {
   uint64_t frames_sent = 0, frames_missed = 0; ///< missed frames' bits are not in `bits`
   uint64_t bits_differing_from_f32 = 0;        ///< GPU half/int8: decisions that differ from the f32 link's
   double seconds = 0.0;                        ///< receiver time spent on the point
+  std::optional<baseband::llr_calibration> llr; ///< soft values against the truth (ber_bench_config::llr)
   double ber() const { return bits ? double(errors) / double(bits) : 0.0; }
 };
 
