@@ -3,6 +3,9 @@
 
     plots.py ber BER.json -o ber.png
         BER against Eb/N0 per backend and link packing, with uncoded Gray theory.
+    plots.py llr BER.json -o llr.png
+        Calibration of the soft output (LLRs) from `whd-bench ber`: per Eb/N0 point,
+        the empirical ln P(0|L)/P(1|L) against L, with the identity and +-10 %.
     plots.py throughput RESULT.json [RESULT.json ...] -o throughput.png
         ns/symbol and raw Gbps bars per backend and link packing (rows of
         `whd-bench pipeline`, `compare` and `cpu`), with the real-time line.
@@ -116,6 +119,43 @@ def plot_ber(args):
     fig.suptitle("whd-rx bit error rate, whole receiver (generator -> receiver -> truth)\n"
                  f"{subtitle(j)}; each point to {cfg.get('target_errors', '?')} errors or "
                  f"{cfg.get('max_bits', 0):.0e} bits", fontsize=9)
+    fig.tight_layout()
+    save(fig, args.output)
+
+
+def plot_llr(args):
+    j = json.load(open(args.json))
+    curves = [c for c in j["curves"] if any("llr_calibration" in p for p in c["points"])]
+    labels = sorted({c["label"] for c in curves})
+    mods = [m for m in ("qpsk", "qam16") if any(c["mod"] == m for c in curves)]
+    fig, axes = plt.subplots(len(labels), len(mods), figsize=(5.6 * len(mods), 4.8 * len(labels)), squeeze=False)
+    for r, label in enumerate(labels):
+        for col, mod in enumerate(mods):
+            ax = axes[r][col]
+            lim = 12.0
+            xs = np.linspace(-lim, lim, 3)
+            ax.plot(xs, xs, "k-", lw=1.0, label="identity")
+            ax.fill_between(xs, 0.9 * xs, 1.1 * xs, color="0.85", label="+-10 %")
+            for c in curves:
+                if c["mod"] != mod or c["label"] != label:
+                    continue
+                pts = [p for p in c["points"] if p.get("llr_calibration", {}).get("bins")]
+                cmap = plt.get_cmap("viridis")
+                for i, p in enumerate(pts):
+                    cal = p["llr_calibration"]
+                    x = [b["mean_llr"] for b in cal["bins"]]
+                    y = [b["empirical"] for b in cal["bins"]]
+                    ax.plot(x, y, marker="o", ms=3, lw=0.8, color=cmap(i / max(1, len(pts) - 1)),
+                            label=f"Eb/N0 {p['ebn0_db']:.0f} dB: slope {cal['slope']:.3f}")
+            ax.set_xlim(-lim, lim)
+            ax.set_ylim(-lim, lim)
+            ax.set_title(f"{ {'qpsk': 'QPSK', 'qam16': '16-QAM'}[mod]}, {label}")
+            ax.set_xlabel("LLR L (mean of the bin)")
+            ax.set_ylabel("empirical ln P(b=0 | L) / P(b=1 | L)")
+            ax.grid(True, lw=0.3, alpha=0.6)
+            ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle("whd-rx soft output: calibration on AWGN (f32 LLRs against the truth, bins of 0.5)\n" + subtitle(j),
+                 fontsize=9)
     fig.tight_layout()
     save(fig, args.output)
 
@@ -381,6 +421,10 @@ def main():
     p.add_argument("json")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(fn=plot_ber)
+    p = sub.add_parser("llr")
+    p.add_argument("json")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(fn=plot_llr)
     p = sub.add_parser("throughput")
     p.add_argument("json", nargs="+")
     p.add_argument("-o", "--output", required=True)
