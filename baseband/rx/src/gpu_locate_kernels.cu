@@ -58,7 +58,8 @@ using fft_algo = fft::fft512_default_algo; ///< Stockham, shared-memory exchange
 constexpr int THREADS = 256;                ///< threads per candidate
 constexpr int GROUP = fft_algo::THREADS;    ///< threads per transform
 constexpr int NOF_WINDOWS = 3;              ///< preamble 0, preamble 1, header
-static_assert(NOF_WINDOWS * GROUP <= THREADS);
+constexpr int NOF_GROUPS = THREADS / GROUP;  ///< every group runs a transform (the last one's is discarded)
+static_assert(NOF_WINDOWS * GROUP <= THREADS && NOF_GROUPS * GROUP == THREADS);
 constexpr int N = p::N;
 constexpr int G = p::G;
 constexpr int L = p::SYMBOL_LEN;
@@ -200,7 +201,7 @@ struct shared_mem {
     window_stage w;
     tone_stage t;
   } u;
-  float2 scratch[NOF_WINDOWS][SCRATCH];
+  float2 scratch[NOF_GROUPS][SCRATCH];
   float2 y[NOF_WINDOWS][N];
   decisions d;
 };
@@ -392,20 +393,28 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
   __syncthreads();
 
   // ---- 3. one transform per window, a group of 64 threads each ----
-  if (const int g = tid / GROUP; g < NOF_WINDOWS) {
+  // Every group transforms, with block-wide barriers: the group without a window
+  // transforms zeros into its own scratch and keeps nothing. (With a named barrier
+  // per group and that group idle, compute-sanitizer's racecheck reported hazards
+  // across the block-wide barriers that follow: bench/results/llr-h100-2026-11-25.md.)
+  {
+    const int g = tid / GROUP;
     const int t = tid % GROUP;
-    const float2 base = sm.d.base[g];
-    const float2* x = sm.u.w.head + g * L;
+    const bool window = g < NOF_WINDOWS;
+    const float2 base = window ? sm.d.base[g] : make_float2(0.0f, 0.0f);
+    const float2* x = sm.u.w.head + (window ? g : 0) * L;
     float2 v[fft_algo::VALUES];
 #pragma unroll
     for (int j = 0; j < fft_algo::VALUES; ++j) {
       const int i = fft_algo::input_index(t, j);
-      v[j] = cmul(x[i], cmul(sm.u.w.rot[i], base));
+      v[j] = window ? cmul(x[i], cmul(sm.u.w.rot[i], base)) : make_float2(0.0f, 0.0f);
     }
-    fft::fft512_forward<fft_algo>(v, t, sm.scratch[g], fft::transform_sync{1 + g});
+    fft::fft512_forward<fft_algo>(v, t, sm.scratch[g], fft::block_sync{});
+    if (window) {
 #pragma unroll
-    for (int j = 0; j < fft_algo::VALUES; ++j) {
-      sm.y[g][fft_algo::output_bin(t, j)] = v[j];
+      for (int j = 0; j < fft_algo::VALUES; ++j) {
+        sm.y[g][fft_algo::output_bin(t, j)] = v[j];
+      }
     }
   }
   __syncthreads();
