@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <signal.h>
 #include <unistd.h>
 
@@ -61,6 +63,10 @@ void catch_stop_signals()
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 }
+
+/// The receiver of the run, kept past run() so that main can leave its GPU buffers
+/// and CUDA context to the process's exit (see main).
+std::unique_ptr<bb::receiver> g_receiver;
 
 struct options {
   std::string capture;
@@ -121,6 +127,9 @@ Exit status:
            samples) or not whole samples, an unwritable output, a read error;
   2        the command line is wrong;
   128+SIG  stopped by signal SIG (130 SIGINT, 143 SIGTERM), outputs whole as above.
+
+Environment: WHD_RX_TEARDOWN=1 frees the GPU backend's buffers and CUDA context
+before exiting (for leak checkers); by default the process's exit releases them.
 
 Options)";
 
@@ -351,7 +360,8 @@ int run(const options& o)
     llr_file = std::make_unique<bb::payload_file_sink>(o.llr);
     cfg.llr.sink = llr_file.get();
   }
-  auto rx = choose_backend(o, cfg, info.type, *log);
+  g_receiver = choose_backend(o, cfg, info.type, *log);
+  auto& rx = g_receiver;
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
             o.payload.empty() ? std::string("no") : "'" + o.payload + "'",
@@ -430,10 +440,22 @@ int main(int argc, char** argv)
   if (!o) {
     return exit_code;
   }
+  int code = EXIT_RUNTIME;
   try {
-    return run(*o);
+    code = run(*o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "whd-rx: error: %s\n", e.what());
-    return EXIT_RUNTIME;
   }
+  // The outputs are closed and the report written. Freeing the GPU backend's
+  // page-locked and device buffers one by one and then the CUDA context took 0.1 s
+  // or more after the work was done (bench/results/traffic-h100-2026-11-25.md); the
+  // process's exit releases them all at once. WHD_RX_TEARDOWN=1 frees them first
+  // (for leak checkers such as compute-sanitizer --leak-check full).
+  if (const char* t = std::getenv("WHD_RX_TEARDOWN"); t != nullptr && std::string_view(t) == "1") {
+    g_receiver.reset();
+    return code;
+  }
+  std::cout.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
