@@ -16,6 +16,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -157,7 +158,12 @@ struct run_files {
 void run_process_row(const traffic_bench_config& cfg, const traffic_capture& cap, const std::filesystem::path& truth,
                      const run_files& files, traffic_row& row, std::vector<frame_key>& frames)
 {
-  std::vector<double> wall, setup, decode, inner;
+  // The report's split of each run (none where whd-rx could not read its start time).
+  struct split {
+    double setup_s, decode_s, wall_s;
+  };
+  std::vector<double> wall;
+  std::vector<std::optional<split>> splits;
   for (int rep = 0; rep < cfg.repeats; ++rep) {
     const auto out = run_timed(cfg.rx,
                                {cap.path, "--backend", std::string(to_string(row.backend)), "-q", "-o", files.payload.string(), "--report",
@@ -175,10 +181,9 @@ void run_process_row(const traffic_bench_config& cfg, const traffic_capture& cap
     }
     const json& t = rep_j["timing"];
     wall.push_back(out.seconds);
+    splits.emplace_back();
     if (t.contains("setup_seconds")) {
-      setup.push_back(t["setup_seconds"].get<double>());
-      decode.push_back(t["decode_seconds"].get<double>());
-      inner.push_back(t["wall_seconds"].get<double>());
+      splits.back() = split{t["setup_seconds"].get<double>(), t["decode_seconds"].get<double>(), t["wall_seconds"].get<double>()};
     }
     row.data_symbols = t["data_symbols"].get<uint64_t>();
     row.payload_bytes = rep_j["payload_bytes"].get<uint64_t>();
@@ -191,10 +196,14 @@ void run_process_row(const traffic_bench_config& cfg, const traffic_capture& cap
     row.frames = frames.size();
   }
   row.time = summarise(wall);
-  if (!setup.empty()) {
-    row.report_setup_s = summarise(setup).median_s;
-    row.report_decode_s = summarise(decode).median_s;
-    row.report_wall_s = summarise(inner).median_s;
+  // The split of the median run (the one summarise takes), so that its parts add up.
+  std::vector<std::size_t> order(wall.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return wall[a] < wall[b]; });
+  if (const auto& m = splits[order[order.size() / 2]]) {
+    row.report_setup_s = m->setup_s;
+    row.report_decode_s = m->decode_s;
+    row.report_wall_s = m->wall_s;
   }
   if (std::filesystem::exists(truth)) {
     row.truth_bit_errors = truth_bit_errors(files.payload, truth);
@@ -509,8 +518,8 @@ std::string to_json(const traffic_bench_result& r)
                  "no process, payload to memory)"},
       {"x_realtime_air", "capture samples / sample rate over the median time"},
       {"ns_per_data_symbol", "the median time over the data symbols decoded"},
-      {"report", "whd-rx's own timing (medians): setup_s process start to the first samples handed to the backend, decode_s the "
-                 "rest, wall_s their sum"}};
+      {"report", "whd-rx's own timing of the median run: setup_s process start to the first samples handed to the backend, "
+                 "decode_s the rest, wall_s their sum"}};
   j["backends"] = json::array();
   for (const auto b : r.backends) {
     j["backends"].push_back(to_string(b));
@@ -578,8 +587,8 @@ std::string to_markdown(const traffic_bench_result& r)
   o << "- captures in " << r.dir << " (SNR " << TRAFFIC_SNR_DB << " dB, seed " << TRAFFIC_SEED << ", frame counts x" << r.scale
     << "); whd-rx " << r.rx << ", payload to " << r.payload_dir << "; median of " << r.repeats << " run(s)\n\n";
   o << "Regions. **gpu, cpu**: the whole whd-rx process (`whd-rx CAPTURE --backend B -q -o PAYLOAD --report FILE`),\n"
-       "timed from outside, spawn to exit; setup and decode are the report's own split (process start to the\n"
-       "first samples handed to the backend; the rest). **liquid**: located frames only: the plain liquid-dsp\n"
+       "timed from outside, spawn to exit; setup and decode are the median run's report's own split (process\n"
+       "start to the first samples handed to the backend; the rest). **liquid**: located frames only: the plain liquid-dsp\n"
        "chain (guard skip + fft_execute + modemcf_demodulate per data tone; no CFO, channel or pilots) in this\n"
        "process over the frames located beforehand (not timed): no frame search, no process, payload to memory.\n"
        "x real time (air) = capture samples / 2.538 GS/s over the time; ns / data symbol = the time over the\n"

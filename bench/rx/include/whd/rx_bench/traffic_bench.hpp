@@ -79,7 +79,7 @@ struct traffic_row {
   double x_realtime_air = 0.0;      ///< air seconds over time.median_s
   double ns_per_data_symbol = 0.0;  ///< time.median_s over data_symbols
   uint64_t frames = 0, header_failures = 0, data_symbols = 0, payload_bytes = 0;
-  // gpu, cpu: the report's own timing (medians over the runs; none where whd-rx could not
+  // gpu, cpu: the report's own timing of the median run (none where whd-rx could not
   // read its process start time)
   std::optional<double> report_setup_s;  ///< process start to the first samples handed to the backend
   std::optional<double> report_decode_s; ///< the rest, to the payload written
