@@ -135,7 +135,7 @@ int run_traffic(const std::vector<std::string>& args, const std::string& command
     return r;
   }, json, markdown);
   if (status == EXIT_OK && problems) {
-    spdlog::default_logger()->clone("whd-bench")->error("a run failed or the GPU's decode differed from the CPU's (see the notes above)");
+    spdlog::default_logger()->clone("whd-bench")->error("a run failed or the GPU's decode differed from the CPU's (see the report above)");
     return EXIT_RUNTIME;
   }
   return status;
