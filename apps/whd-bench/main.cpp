@@ -23,6 +23,7 @@ constexpr subcommand SUBCOMMANDS[] = {
     {"cpu", "CPU backend (all threads, one) vs the plain liquid-dsp chain", whd::bench_app::run_cpu},
     {"ber", "BER vs Eb/N0 (AWGN) per backend and link packing, against theory", whd::bench_app::run_ber},
     {"compare", "one capture through every backend and link: bits agree, speed-ups", whd::bench_app::run_compare},
+    {"traffic", "traffic shapes through the whole whd-rx process per backend, GPU = CPU", whd::bench_app::run_traffic},
 };
 
 void usage(std::FILE* to)

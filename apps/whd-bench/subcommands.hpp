@@ -32,4 +32,7 @@ int run_ber(const std::vector<std::string>& args, const std::string& command);
 /// `whd-bench compare CAPTURE ...`: one capture through every backend; bits and speed-ups.
 int run_compare(const std::vector<std::string>& args, const std::string& command);
 
+/// `whd-bench traffic ...`: the traffic shapes through the whole whd-rx process per backend.
+int run_traffic(const std::vector<std::string>& args, const std::string& command);
+
 } // namespace whd::bench_app

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke tests of whd-bench cpu, ber and compare, small enough for CI (seconds).
+"""Smoke tests of whd-bench cpu, ber, compare and traffic, small enough for CI (seconds).
 
 Runs one subcommand in a tiny form, loads its --json output and judges it:
 every report field the subcommand promises is there, the figures are finite and
@@ -8,7 +8,7 @@ decoded bits agree (with the truth, and between backends), and the BER lies near
 uncoded Gray theory where the error count makes that meaningful. GPU rows are
 checked when a GPU was used, and their absence must come with a stated reason.
 
-usage: check_whd_bench.py {cpu,ber,compare} --bench WHD_BENCH [--tx WHD_TX] --workdir DIR
+usage: check_whd_bench.py {cpu,ber,compare,traffic} --bench WHD_BENCH [--tx WHD_TX] [--rx WHD_RX] --workdir DIR
 """
 import argparse
 import json
@@ -148,15 +148,68 @@ def compare(a):
     check(all(p["bit_differences"] == 0 for p in j["pairs"]) and j["all_bits_agree"], "every pair's bits agree")
 
 
+def traffic(a):
+    # The tiny shape at 1/100 (1000 frames of 4 16-QAM symbols), made in the work folder;
+    # whd-rx found the default way (the build tree's apps/whd-rx/ beside apps/whd-bench/).
+    out = os.path.join(a.workdir, "traffic.json")
+    md = os.path.join(a.workdir, "traffic.md")
+    run([a.bench, "traffic", "--shapes", "tiny", "--types", "ci8", "--backends", "cpu,liquid", "--repeats", "2",
+         "--scale", "0.01", "--dir", os.path.join(a.workdir, "shapes"), "--payload-dir", a.workdir,
+         "--json", out, "--markdown", md])
+    j = json.load(open(out))
+    check_env(j)
+    check(j.get("benchmark") == "traffic", "benchmark is 'traffic'")
+    check(os.path.realpath(j["rx"]) == os.path.realpath(a.rx), f"the default whd-rx is the build's ({j['rx']})")
+    check(j["problems"] == 0 and j["gpu_vs_cpu"] == [], "no problem; no GPU comparison without a GPU row")
+    caps = j["captures"]
+    check(len(caps) == 1 and caps[0]["frames_sent"] == 1000 and caps[0]["data_symbols_sent"] == 4000,
+          f"one capture, 1000 x 4 symbols ({caps})")
+    cap = caps[0]
+    check(cap["path"].endswith("tiny-s0.01-ci8.sigmf-meta") and os.path.exists(cap["path"]), "the capture is kept under its scaled name")
+    check(abs(cap["air_s"] - cap["samples"] / 2.538e9) <= 1e-12 * cap["air_s"], "air time = samples / 2.538 GS/s")
+    rows = {r["backend"]: r for r in j["rows"]}
+    check([r["backend"] for r in j["rows"]] == ["cpu", "liquid"], f"rows cpu, liquid ({list(rows)})")
+    for b, r in rows.items():
+        check("error" not in r, f"{b}: ran ({r.get('error')})")
+        if "error" in r:
+            continue
+        t = r["time_s"]
+        check(finite_positive(t["median"]) and t["min"] <= t["median"] <= t["max"] and t["repeats"] == 2,
+              f"{b}: positive time, median within min..max, 2 repeats ({t})")
+        check(r["frames"] == 1000 and r["data_symbols"] == 4000, f"{b}: 1000 frames, 4000 data symbols ({r['frames']}, {r['data_symbols']})")
+        check(r["payload_bytes"] == 4000 * 168, f"{b}: 168 payload bytes a 16-QAM symbol")
+        check(abs(r["x_realtime_air"] - cap["air_s"] / t["median"]) <= 1e-9 * r["x_realtime_air"], f"{b}: x real time = air / time")
+        check(abs(r["ns_per_data_symbol"] - t["median"] * 1e9 / r["data_symbols"]) <= 1e-6 * r["ns_per_data_symbol"],
+              f"{b}: ns / data symbol = time / symbols")
+    cpu = rows.get("cpu", {})
+    if "report" in cpu:
+        rep = cpu["report"]
+        check(all(finite_positive(rep[k]) for k in ("setup_s", "decode_s", "wall_s")), f"cpu: the report's split ({rep})")
+        # The report counts from the kernel's process start (10 ms ticks) to the payload
+        # written: inside the time taken from outside, but for that resolution.
+        check(abs(rep["setup_s"] + rep["decode_s"] - rep["wall_s"]) <= 1e-6 and rep["wall_s"] <= cpu["time_s"]["max"] + 0.02,
+              f"cpu: setup + decode = the report's wall, within the outside time ({rep}, {cpu['time_s']})")
+        check(cpu["header_failures"] == 0 and cpu["truth_bit_errors"] == 0, "cpu: no header failure, the payload is the truth")
+    liquid = rows.get("liquid", {})
+    check(liquid.get("frames_match_cpu") is True, "liquid: its frames are the CPU backend's")
+    check(liquid.get("threads", 0) >= 1 and liquid.get("locate_s", -1) >= 0, "liquid: threads and location time recorded")
+    text = open(md).read()
+    check("| tiny | ci8 | cpu | whole process | 1000 | 4000 |" in text and "| tiny | ci8 | liquid | located frames" in text,
+          "the Markdown has both rows")
+    left = [f for f in os.listdir(a.workdir) if f.startswith("whd-traffic-")]
+    check(not left, f"no payload, report or stderr of whd-rx left behind ({left})")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["cpu", "ber", "compare"])
+    ap.add_argument("kind", choices=["cpu", "ber", "compare", "traffic"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--tx")
+    ap.add_argument("--rx")
     ap.add_argument("--workdir", required=True)
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    {"cpu": cpu, "ber": ber, "compare": compare}[a.kind](a)
+    {"cpu": cpu, "ber": ber, "compare": compare, "traffic": traffic}[a.kind](a)
     if FAILURES:
         sys.exit(f"{len(FAILURES)} check(s) failed")
     print("all checks passed")
