@@ -6,6 +6,7 @@
 #include <whd/baseband/receiver_factory.hpp>
 #include <whd/baseband/report.hpp>
 #include <whd/transport/capture.hpp>
+#include <whd/transport/cuda.hpp>
 #include <whd/transport/link_pack.hpp>
 
 #include <boost/program_options.hpp>
@@ -28,6 +29,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <signal.h>
 #include <unistd.h>
 
@@ -316,6 +318,12 @@ int run(const options& o)
   // A reader that closes the pipe of `-o -` makes write() fail with EPIPE, reported
   // as an error, rather than killing the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  // The CUDA context (a few hundred ms) is made while the capture's meta is read
+  // and checked; the receiver is made after it.
+  std::jthread context;
+  if (o.backend != "cpu" && o.dump.empty()) {
+    context = std::jthread([device = o.device] { whd::cuda::create_context(device); });
+  }
 
   tr::capture_info info;
   std::unique_ptr<tr::capture_reader> reader;
@@ -359,6 +367,9 @@ int run(const options& o)
   if (!o.llr.empty()) {
     llr_file = std::make_unique<bb::payload_file_sink>(o.llr);
     cfg.llr.sink = llr_file.get();
+  }
+  if (context.joinable()) {
+    context.join();
   }
   g_receiver = choose_backend(o, cfg, info.type, *log);
   auto& rx = g_receiver;

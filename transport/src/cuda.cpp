@@ -42,6 +42,13 @@ int device_count() noexcept
   return n;
 }
 
+void create_context(int device) noexcept
+{
+  if (device < 0 || device >= device_count() || cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    cudaGetLastError();
+  }
+}
+
 std::string no_device_reason()
 {
   int n = 0;

@@ -47,28 +47,22 @@ void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& 
   });
 }
 
-std::unique_ptr<chunk_slot> slot_ring::make_slot(std::size_t index) const
-{
-  // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
-  const int device = gcfg_.device + int(index % std::size_t(gcfg_.nof_gpus));
-  WHD_CUDA_CHECK(cudaSetDevice(device));
-  return std::make_unique<chunk_slot>(device, positions_, max_cands_, type_, cfg_);
-}
-
-uint64_t slot_ring::make(uint64_t positions, datatype type, const rx_config& cfg, const gpu_config& gcfg)
+uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, const rx_config& cfg, const gpu_config& gcfg)
 {
   slots_.clear();
-  type_ = type;
-  cfg_ = cfg;
-  gcfg_ = gcfg;
-  wanted_ = std::size_t(std::max(gcfg.nof_streams, 1)) * std::size_t(std::max(gcfg.nof_gpus, 1));
+  const auto wanted = std::size_t(std::min<uint64_t>(uint64_t(std::max(gcfg.nof_streams, 1)) * uint64_t(gcfg.nof_gpus),
+                                                     std::max<uint64_t>(nof_chunks, 1)));
   for (uint64_t per = positions;; per = std::max<uint64_t>(per / 2, 64 * CHUNK_L)) {
     try {
-      positions_ = per;
       // Candidates: a frame gives a few, a tone or a DC offset one a symbol; twice
       // that per symbol of the chunk and some to spare (the search flags more).
-      max_cands_ = std::size_t(std::min<uint64_t>(2 * (per / CHUNK_L) + 256, 1 << 20));
-      slots_.push_back(make_slot(0));
+      const std::size_t max_cands = std::size_t(std::min<uint64_t>(2 * (per / CHUNK_L) + 256, 1 << 20));
+      for (std::size_t i = 0; i < wanted; ++i) {
+        // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
+        const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
+        WHD_CUDA_CHECK(cudaSetDevice(device));
+        slots_.push_back(std::make_unique<chunk_slot>(device, per, max_cands, type, cfg));
+      }
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
                     " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / CHUNK_L));
@@ -97,23 +91,6 @@ void slot_ring::open()
 
 chunk_slot* slot_ring::acquire()
 {
-  if (next_ == slots_.size() && slots_.size() < wanted_) {
-    try {
-      auto made = make_slot(slots_.size());
-      std::lock_guard lk(m_);
-      slots_.push_back(std::move(made));
-    } catch (const cuda::cuda_error& e) {
-      if (e.code() != cudaErrorMemoryAllocation) {
-        throw;
-      }
-      (void)cudaGetLastError();
-      wanted_ = slots_.size(); // no room for more: the chunks go round the slots there are
-      if (gcfg_.notice) {
-        gcfg_.notice("GPU memory or page-locked host memory too short for more than " + std::to_string(slots_.size()) +
-                     " chunk(s) in flight; running with them");
-      }
-    }
-  }
   if (next_ >= slots_.size()) {
     next_ = 0;
   }

@@ -121,24 +121,24 @@ void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& 
 
 /// The slots of every stream of every GPU, handed out in turn: a slot is busy from
 /// acquire() until the writer releases it, so at most size() chunks are in flight.
-/// Slots are made as they are first needed (the first by make(), the others by
-/// acquire() on the reading thread, while the first chunks are decoded), so a
-/// capture of one chunk pays for one slot and set-up holds only the first.
+/// A capture of fewer chunks than streams x GPUs gets as many slots as it has chunks.
+/// (Slots made on the reading thread as first needed, while earlier chunks were
+/// decoded, cost the H100's long-frame capture 0.17 s more decode than they saved
+/// in set-up: allocation stalls the stream work; bench/results/traffic-h100-2026-11-25.md.)
 class slot_ring {
 public:
-  /// The first slot, for chunks of `positions` searched positions of `type`; when
-  /// device or pinned memory is too short, the chunk is halved (down to 64 symbols)
-  /// and gcfg.notice says so. Returns the positions per chunk it settled on.
-  uint64_t make(uint64_t positions, datatype type, const rx_config& cfg, const gpu_config& gcfg);
+  /// Slots for chunks of `positions` searched positions of `type`, as many as there
+  /// are streams x GPUs or `nof_chunks`, whichever is fewer; when device or pinned
+  /// memory is too short, the chunk is halved (down to 64 symbols) and gcfg.notice
+  /// says so. Returns the positions per chunk it settled on.
+  uint64_t make(uint64_t positions, uint64_t nof_chunks, datatype type, const rx_config& cfg, const gpu_config& gcfg);
   bool empty() const noexcept { return slots_.empty(); }
   const std::vector<std::unique_ptr<chunk_slot>>& slots() const noexcept { return slots_; }
 
   /// Opens the ring for a run: the first slot is next, none is busy.
   void open();
-  /// The next slot in turn (made now if it is the first use of its place in the
-  /// ring; a later slot that does not fit in memory leaves the ring smaller), once
-  /// it is released; null after close(); rethrows the error given to fail().
-  /// Called from one thread.
+  /// The next slot in turn, once it is released; null after close(); rethrows the
+  /// error given to fail(). Called from one thread.
   chunk_slot* acquire();
   void release(chunk_slot& s);
   /// acquire() returns null from now on (the walk is over).
@@ -147,15 +147,7 @@ public:
   void fail(std::exception_ptr e);
 
 private:
-  std::unique_ptr<chunk_slot> make_slot(std::size_t index) const;
-
   std::vector<std::unique_ptr<chunk_slot>> slots_;
-  std::size_t wanted_ = 0; ///< slots the ring grows to (streams x GPUs)
-  uint64_t positions_ = 0;
-  std::size_t max_cands_ = 0;
-  datatype type_ = datatype::cf32_le;
-  rx_config cfg_;
-  gpu_config gcfg_;
   std::size_t next_ = 0;
   std::mutex m_;
   std::condition_variable free_cv_;

@@ -32,6 +32,11 @@ void check_nothrow(cudaError_t code, const char* expr, const char* file, int lin
 int device_count() noexcept;
 /// Why no device is usable ("" when one is), for skip messages and errors.
 std::string no_device_reason();
+/// Creates the primary context of `device` now, if there is one (the first CUDA
+/// call that needs it would otherwise, and that takes a few hundred ms): so that a
+/// thread can pay for it while the caller does other work. Errors are left to the
+/// calls that follow (cleared here).
+void create_context(int device) noexcept;
 
 } // namespace whd::cuda
 
