@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -42,6 +43,46 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path)
     throw std::runtime_error("cannot read " + path.string());
   }
   return {std::istreambuf_iterator<char>(f), {}};
+}
+
+std::string format_value(const char* spec, double v)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, spec, v);
+  return buf;
+}
+
+std::vector<baseband::located_frame> locate_all(const transport::sample_source& src, const baseband::rx_config& cfg)
+{
+  std::vector<baseband::located_frame> frames;
+  baseband::frame_locator loc(cfg);
+  uint64_t pos = 0;
+  while (auto ev = loc.next(src, pos)) {
+    pos = ev->resume;
+    if (ev->frame) {
+      frames.push_back(*ev->frame);
+    }
+  }
+  return frames;
+}
+
+baseband::output_summary write_impaired_capture(const impaired_capture& c, const std::filesystem::path& base, datatype type,
+                                                const std::string& description)
+{
+  baseband::capture_config cc;
+  cc.mods = {c.mod};
+  cc.nds = {c.nd};
+  cc.nof_frames = c.nof_frames;
+  cc.seed = c.seed;
+  cc.impairments.snr_dB = c.snr_dB;
+  cc.impairments.cfo_Hz = c.cfo_Hz;
+  cc.impairments.nof_taps = c.taps;
+  cc.impairments.random_phase = true;
+  baseband::output_config oc;
+  oc.base = base;
+  oc.type = type;
+  oc.description = description;
+  return baseband::write_capture(cc, oc);
 }
 
 } // namespace whd::rx_bench

@@ -22,7 +22,6 @@ namespace whd::rx_bench {
 namespace p = profile;
 namespace bb = baseband;
 namespace tr = transport;
-using steady = std::chrono::steady_clock;
 
 double q_function(double x) { return 0.5 * std::erfc(x / std::numbers::sqrt2); }
 
@@ -134,13 +133,6 @@ void tally(const bb::capture_plan& plan, const std::vector<uint8_t>& truth, cons
   }
 }
 
-std::string fmt(const char* f, double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 } // namespace
 
 ber_bench_result run_ber_bench(const ber_bench_config& cfg, const std::function<void(std::string_view)>& progress)
@@ -250,16 +242,16 @@ ber_bench_result run_ber_bench(const ber_bench_config& cfg, const std::function<
           }
         }
       }
-      std::string line = std::string(p::to_string(mod)) + " Eb/N0 " + fmt("%.2f", ebn0) + " dB (SNR " + fmt("%.2f", snr) +
-                         " dB), theory " + fmt("%.3g", theory_ber(mod, std::pow(10.0, ebn0 / 10.0))) + ":";
+      std::string line = std::string(p::to_string(mod)) + " Eb/N0 " + format_value("%.2f", ebn0) + " dB (SNR " + format_value("%.2f", snr) +
+                         " dB), theory " + format_value("%.3g", theory_ber(mod, std::pow(10.0, ebn0 / 10.0))) + ":";
       bool any_errors = false;
       for (auto& s : subjects) {
-        line += " " + s.curve.label() + " " + fmt("%.3g", s.acc.ber()) + " (" + std::to_string(s.acc.errors) + "/" + std::to_string(s.acc.bits) +
-                (s.acc.frames_missed ? ", " + std::to_string(s.acc.frames_missed) + " frames missed" : "") + ")";
+        line += " " + s.curve.label() + " " + format_value("%.3g", s.acc.ber()) + " (" + std::to_string(s.acc.errors) + "/" +
+                std::to_string(s.acc.bits) + (s.acc.frames_missed ? ", " + std::to_string(s.acc.frames_missed) + " frames missed" : "") + ")";
         any_errors = any_errors || s.acc.errors > 0;
         if (s.calibrator) {
           s.acc.llr = s.calibrator->result();
-          line += " [LLR slope " + fmt("%.3f", s.acc.llr->slope) + "]";
+          line += " [LLR slope " + format_value("%.3f", s.acc.llr->slope) + "]";
         }
         s.curve.points.push_back(s.acc);
       }

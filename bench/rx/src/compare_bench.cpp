@@ -23,7 +23,6 @@ namespace {
 namespace p = profile;
 namespace bb = baseband;
 namespace tr = transport;
-using steady = std::chrono::steady_clock;
 
 struct backend_subject {
   std::string name;

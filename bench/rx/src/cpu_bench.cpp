@@ -3,7 +3,6 @@
 #include "bench_util.hpp"
 #include "plain_liquid_chain.hpp"
 
-#include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 
@@ -23,14 +22,6 @@ namespace {
 namespace p = profile;
 namespace bb = baseband;
 namespace tr = transport;
-using steady = std::chrono::steady_clock;
-
-std::string fmt(const char* f, double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 } // namespace
 
@@ -47,27 +38,16 @@ cpu_bench_result run_cpu_bench(const cpu_bench_config& cfg, const std::function<
   if (path.empty()) {
     scratch.emplace("cpu");
     const uint64_t nof_frames = (std::max<uint64_t>(cfg.symbols, 1) + cfg.nd - 1) / cfg.nd;
-    bb::capture_config cc;
-    cc.mods = {cfg.mod};
-    cc.nds = {cfg.nd};
-    cc.nof_frames = nof_frames;
-    cc.seed = cfg.seed;
-    cc.impairments.snr_dB = cfg.snr_dB;
-    cc.impairments.cfo_Hz = cfg.cfo_Hz;
-    cc.impairments.nof_taps = cfg.taps;
-    cc.impairments.random_phase = true;
-    bb::output_config oc;
-    oc.base = scratch->path() / "cpu-bench";
-    oc.type = cfg.type;
-    oc.description = "whd-bench cpu capture";
     const auto t0 = steady::now();
-    const auto summary = bb::write_capture(cc, oc);
+    const auto summary = write_impaired_capture({.mod = cfg.mod, .nd = cfg.nd, .nof_frames = nof_frames, .seed = cfg.seed,
+                                                 .snr_dB = cfg.snr_dB, .cfo_Hz = cfg.cfo_Hz, .taps = cfg.taps},
+                                                scratch->path() / "cpu-bench", cfg.type, "whd-bench cpu capture");
     path = summary.meta_path;
     truth = read_bytes(summary.truth_path);
     r.capture = "generated: " + std::to_string(nof_frames) + " frames x " + std::to_string(cfg.nd) + " " + p::to_string(cfg.mod) +
-                " symbols, SNR " + fmt("%.1f", cfg.snr_dB) + " dB, CFO " + fmt("%.0f", cfg.cfo_Hz) + " Hz, " + std::to_string(cfg.taps) +
-                " taps, seed " + std::to_string(cfg.seed);
-    progress("generated " + r.capture + " in " + fmt("%.2f", seconds_since(t0)) + " s");
+                " symbols, SNR " + format_value("%.1f", cfg.snr_dB) + " dB, CFO " + format_value("%.0f", cfg.cfo_Hz) + " Hz, " +
+                std::to_string(cfg.taps) + " taps, seed " + std::to_string(cfg.seed);
+    progress("generated " + r.capture + " in " + format_value("%.2f", seconds_since(t0)) + " s");
   } else {
     r.capture = path.string();
   }
@@ -90,7 +70,7 @@ cpu_bench_result run_cpu_bench(const cpu_bench_config& cfg, const std::function<
       throw std::runtime_error("the capture holds no decodable data symbol: nothing to time");
     }
     progress(std::to_string(r.frames) + " frames, " + std::to_string(r.data_symbols) + " data symbols located in " +
-             fmt("%.3f", r.locate_s) + " s");
+             format_value("%.3f", r.locate_s) + " s");
 
     // ---- the four measurements, interleaved repeat by repeat so drift hits them alike
     struct subject {
@@ -138,7 +118,7 @@ cpu_bench_result run_cpu_bench(const cpu_bench_config& cfg, const std::function<
     for (auto& s : subjects) {
       cpu_bench_row row{s.chain, s.threads, summarise(s.t), 0.0};
       row.ns_per_symbol = row.time.median_s * 1e9 / double(r.data_symbols);
-      progress(row.chain + ", " + std::to_string(row.threads) + " thread(s): " + fmt("%.1f", row.ns_per_symbol) + " ns/symbol");
+      progress(row.chain + ", " + std::to_string(row.threads) + " thread(s): " + format_value("%.1f", row.ns_per_symbol) + " ns/symbol");
       r.rows.push_back(row);
     }
     for (std::size_t i = 0; i + 1 < r.rows.size(); i += 2) {

@@ -13,20 +13,6 @@ namespace whd::rx_bench {
 namespace p = profile;
 namespace bb = baseband;
 
-std::vector<bb::located_frame> locate_all(const transport::sample_source& src, const bb::rx_config& cfg)
-{
-  std::vector<bb::located_frame> frames;
-  bb::frame_locator loc(cfg);
-  uint64_t pos = 0;
-  while (auto ev = loc.next(src, pos)) {
-    pos = ev->resume;
-    if (ev->frame) {
-      frames.push_back(*ev->frame);
-    }
-  }
-  return frames;
-}
-
 plain_liquid_chain::plain_liquid_chain(const std::vector<bb::located_frame>& frames)
 {
   for (const auto& f : frames) {

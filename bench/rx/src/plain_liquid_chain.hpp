@@ -17,9 +17,6 @@
 
 namespace whd::rx_bench {
 
-/// Every frame of a source, located once (as both backends locate them).
-std::vector<baseband::located_frame> locate_all(const transport::sample_source& src, const baseband::rx_config& cfg);
-
 /// The plain liquid-dsp chain over a fixed set of located frames.
 class plain_liquid_chain {
 public:
