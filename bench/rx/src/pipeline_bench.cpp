@@ -1,11 +1,10 @@
 #include <whd/rx_bench/pipeline_bench.hpp>
 
+#include "bench_util.hpp"
 #include "cufft_chain.hpp"
 #include <whd/rx_bench/bench_env.hpp>
 #include "gpu_symbol_decoder.hpp"
 
-#include <whd/baseband/frame_locator.hpp>
-#include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
@@ -16,12 +15,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
-#include <chrono>
-#include <exception>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <exception>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -33,17 +30,15 @@ namespace p = profile;
 namespace bb = baseband;
 namespace gpu = baseband::gpu;
 namespace tr = transport;
-using steady = std::chrono::steady_clock;
+using progress_fn = std::function<void(std::string_view)>;
 
-double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
-
-/// Median, min and max of repeated timings.
-void summarise(std::vector<double> t, region_row& row)
+/// The median and spread of repeated timings, into `row`.
+void set_times(region_row& row, std::vector<double> seconds)
 {
-  std::sort(t.begin(), t.end());
-  row.median_s = t[t.size() / 2];
-  row.min_s = t.front();
-  row.max_s = t.back();
+  const timing_summary t = summarise(std::move(seconds));
+  row.median_s = t.median_s;
+  row.min_s = t.min_s;
+  row.max_s = t.max_s;
 }
 
 /// Times `body` `repeats` times with events on `stream` (after one warm-up).
@@ -64,32 +59,12 @@ std::vector<double> time_events(int repeats, cudaStream_t stream, F&& body)
   return out;
 }
 
-/// Bit differences between two payloads (length differences count as 8 bits a byte).
-uint64_t bit_diff(const uint8_t* a, std::size_t na, const std::vector<uint8_t>& b)
-{
-  uint64_t n = 0;
-  const std::size_t m = std::min(na, b.size());
-  for (std::size_t i = 0; i < m; ++i) {
-    n += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
-  }
-  return n + 8 * (std::max(na, b.size()) - m);
-}
-
-std::vector<uint8_t> read_file(const std::string& path)
-{
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
 /// Copy ceiling of one direction over 1 GiB: median GB/s.
 double copy_gbps(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s, double bytes_counted)
 {
   const auto t = time_events(5, s, [&] { WHD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s)); });
-  std::vector<double> v = t;
-  std::sort(v.begin(), v.end());
-  return bytes_counted / v[v.size() / 2] / 1e9;
+  return bytes_counted / summarise(t).median_s / 1e9;
 }
-
 
 /// A several-GPU row against its one-GPU row (same region, link and engine):
 /// the aggregate speed-up of the split.
@@ -127,15 +102,526 @@ std::vector<scaling> scalings(const pipeline_bench_result& r)
   return out;
 }
 
+/// The capture's base path (BASE.sigmf-meta); generated once when missing (delete
+/// the files to make it anew).
+std::string capture_base(const pipeline_bench_config& cfg, const progress_fn& progress)
+{
+  const std::string base = cfg.capture.string();
+  if (!std::filesystem::exists(base + ".sigmf-meta")) {
+    progress("generating " + std::to_string(cfg.nof_frames) + " x " + std::to_string(cfg.nd) + " 16-QAM symbols into " + base);
+    const auto t0 = steady::now();
+    write_impaired_capture({.mod = p::modulation::qam16, .nd = cfg.nd, .nof_frames = cfg.nof_frames, .seed = cfg.seed,
+                            .snr_dB = cfg.snr_dB, .cfo_Hz = cfg.cfo_Hz, .taps = cfg.taps},
+                           cfg.capture, datatype::ci8, "whd-bench pipeline capture");
+    progress("generated in " + std::to_string(seconds_since(t0)) + " s");
+  }
+  return base;
+}
+
+/// What the regions share: the configuration, the capture and its data symbols
+/// located on the host, the CPU backend's payload to compare bits with, how
+/// batches are spread, and the result every region adds its rows to.
+struct bench_context {
+  bench_context(const pipeline_bench_config& c, const progress_fn& pr, pipeline_bench_result& res)
+      : cfg(c), progress(pr), r(res), base(capture_base(c, pr)), reader(tr::open_capture(base + ".sigmf-meta"))
+  {
+    rxc.nof_threads = c.cpu_threads;
+  }
+
+  const pipeline_bench_config& cfg;
+  const progress_fn& progress;
+  pipeline_bench_result& r;
+  std::string base;                        ///< the capture's path without .sigmf-meta
+  tr::capture_reader reader;
+  bb::rx_config rxc;                       ///< the CPU backend's and the host locator's
+  std::vector<bb::located_frame> frames;
+  std::vector<gpu::symbol_desc> desc_host; ///< every data symbol: its frame and symbol index
+  std::vector<uint64_t> window_start;      ///< every data symbol's FFT window: first sample
+  std::size_t count = 0;                   ///< data symbols
+  std::vector<uint8_t> ref;                ///< the CPU backend's payload: the reference bits
+  std::size_t per_batch = 0;               ///< symbols per batch, regions (a) and (b)
+  int nof_streams = 1;                     ///< batches in flight per GPU, regions (b) and (c)
+  int nof_gpus = 1;                        ///< the GPUs asked for, of those present
+  std::vector<int> gpu_counts;             ///< 1, and nof_gpus when more: regions (b) and (c) on each
+};
+
+/// Every frame of the capture, located once on the host, and its data symbols'
+/// FFT windows.
+void locate_frames(bench_context& ctx)
+{
+  const auto t0 = steady::now();
+  ctx.frames = locate_all(ctx.reader, ctx.rxc);
+  ctx.r.locate_s = seconds_since(t0);
+  for (std::size_t f = 0; f < ctx.frames.size(); ++f) {
+    for (uint32_t k = 0; k < ctx.frames[f].info.symbols; ++k) {
+      const uint64_t m = p::FIRST_DATA_SYMBOL + k;
+      ctx.desc_host.push_back({uint32_t(f), uint32_t(m)});
+      ctx.window_start.push_back(bb::fft_window(ctx.frames[f].sync, m));
+    }
+  }
+  ctx.count = ctx.desc_host.size();
+  ctx.r.data_symbols = ctx.count;
+  ctx.progress(std::to_string(ctx.frames.size()) + " frames, " + std::to_string(ctx.count) + " data symbols located in " +
+               std::to_string(ctx.r.locate_s) + " s");
+  if (ctx.count == 0) {
+    throw std::runtime_error("the benchmark capture holds no decodable symbol");
+  }
+}
+
+/// The CPU backend's payload: the reference bits (and its end-to-end time).
+void cpu_reference(bench_context& ctx)
+{
+  const auto t0 = steady::now();
+  auto cpu = bb::make_cpu_receiver(ctx.rxc);
+  bb::memory_sink sink;
+  cpu->run(ctx.reader, sink);
+  ctx.ref = sink.bytes();
+  region_row row{"end-to-end (capture in page cache)", "whd cpu (liquid-dsp)", "-", ctx.count};
+  set_times(row, {seconds_since(t0)});
+  ctx.r.rows.push_back(row);
+  ctx.progress("CPU backend: " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
+}
+
+/// Copy ceilings host to device, device to host and on the device, in this run.
+void copy_ceilings(bench_context& ctx)
+{
+  const std::size_t bytes = std::size_t(1) << 30;
+  cuda::stream s;
+  cuda::pinned_buffer<std::byte> h(bytes);
+  std::fill(h.begin(), h.end(), std::byte{1});
+  cuda::device_buffer<std::byte> d(bytes), d2(bytes);
+  auto& r = ctx.r;
+  r.h2d_gbps = copy_gbps(d.data(), h.data(), bytes, cudaMemcpyHostToDevice, s.get(), double(bytes));
+  r.d2h_gbps = copy_gbps(h.data(), d.data(), bytes, cudaMemcpyDeviceToHost, s.get(), double(bytes));
+  r.d2d_gbps = copy_gbps(d2.data(), d.data(), bytes, cudaMemcpyDeviceToDevice, s.get(), 2.0 * double(bytes));
+  ctx.progress("ceilings: H2D " + std::to_string(r.h2d_gbps) + " GB/s, D2H " + std::to_string(r.d2h_gbps) + " GB/s, D2D " +
+               std::to_string(r.d2d_gbps) + " GB/s");
+}
+
+/// Symbols per batch, streams, and the GPUs the regions spread batches over.
+void choose_batching(bench_context& ctx)
+{
+  ctx.per_batch = std::min(ctx.cfg.symbols_per_batch, ctx.count);
+  ctx.nof_streams = std::max(ctx.cfg.nof_streams, 1);
+  int present = 0;
+  WHD_CUDA_CHECK(cudaGetDeviceCount(&present));
+  ctx.nof_gpus = std::min(std::max(ctx.cfg.nof_gpus, 1), present);
+  if (ctx.nof_gpus < ctx.cfg.nof_gpus) {
+    ctx.progress("--gpus " + std::to_string(ctx.cfg.nof_gpus) + ": only " + std::to_string(present) + " present; using " +
+                 std::to_string(ctx.nof_gpus));
+  }
+  ctx.gpu_counts = {1};
+  if (ctx.nof_gpus > 1) {
+    ctx.gpu_counts.push_back(ctx.nof_gpus);
+  }
+}
+
+/// Regions (a) and (b)'s inputs besides the samples: every frame's parameters
+/// (small) and every symbol's descriptor, on the device once, and the payload
+/// buffers the regions write.
+struct device_symbols {
+  explicit device_symbols(const bench_context& ctx)
+      : d_frames(ctx.frames.size()), h_desc(ctx.count), d_desc(ctx.count), h_out(ctx.count * gpu::OUT_STRIDE),
+        d_out(ctx.count * gpu::OUT_STRIDE)
+  {
+    for (const auto& f : ctx.frames) {
+      fp_host.push_back(gpu::make_frame_params(f));
+    }
+    WHD_CUDA_CHECK(cudaMemcpy(d_frames.data(), fp_host.data(), fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
+    std::copy(ctx.desc_host.begin(), ctx.desc_host.end(), h_desc.begin());
+    WHD_CUDA_CHECK(cudaMemcpy(d_desc.data(), h_desc.data(), h_desc.size_bytes(), cudaMemcpyHostToDevice));
+  }
+
+  /// The payload last copied to the host.
+  std::span<const uint8_t> payload() const { return {h_out.data(), h_out.size()}; }
+
+  std::vector<gpu::frame_params> fp_host;
+  cuda::device_buffer<gpu::frame_params> d_frames;
+  cuda::pinned_buffer<gpu::symbol_desc> h_desc;
+  cuda::device_buffer<gpu::symbol_desc> d_desc;
+  cuda::pinned_buffer<uint8_t> h_out;
+  cuda::device_buffer<uint8_t> d_out;
+  cuda::stream stream; ///< region (a)'s
+};
+
+/// Every data symbol's window in one link format, in pinned memory, with its scale.
+struct packed_windows {
+  packed_windows(tr::link_format f, std::size_t count)
+      : fmt(f), link(tr::to_string(f)), bytes_per_window(p::N * tr::link_bytes_per_sample(f)), samples(count * bytes_per_window),
+        scales(count), link_bytes(double(count) * (double(bytes_per_window) + sizeof(float) + sizeof(gpu::symbol_desc)))
+  {
+  }
+
+  tr::link_format fmt;
+  std::string link;
+  std::size_t bytes_per_window;
+  cuda::pinned_buffer<std::byte> samples;
+  cuda::pinned_buffer<float> scales;
+  double link_bytes; ///< samples, scales and descriptors: what region (b) sends
+};
+
+/// Packs every window on all host threads (the pipeline region starts here) and
+/// records the time it took per symbol.
+packed_windows pack_every_window(bench_context& ctx, tr::link_format fmt)
+{
+  packed_windows w(fmt, ctx.count);
+  const std::size_t count = ctx.count, bpw = w.bytes_per_window;
+  const datatype type = ctx.reader.type();
+  const auto t0 = steady::now();
+  const unsigned nt = ctx.r.host_threads;
+  std::vector<std::jthread> threads;
+  for (unsigned t = 0; t < nt; ++t) {
+    threads.emplace_back([&, t] {
+      constexpr std::size_t RUN = 256; // windows read with one pread
+      std::vector<std::byte> raw;
+      std::vector<uint64_t> starts;
+      const std::size_t lo = count * t / nt, hi = count * (t + 1) / nt;
+      for (std::size_t k = lo; k < hi;) {
+        std::size_t e = std::min(hi, k + RUN);
+        while (e > k + 1 && ctx.desc_host[e - 1].frame != ctx.desc_host[k].frame) {
+          --e;
+        }
+        const uint64_t first = ctx.window_start[k];
+        const std::size_t span = std::size_t(ctx.window_start[e - 1] - first) + p::N;
+        raw.resize(span * bytes_per_sample(type));
+        ctx.reader.read_raw(first, raw);
+        starts.resize(e - k);
+        for (std::size_t i = k; i < e; ++i) {
+          starts[i - k] = ctx.window_start[i] - first;
+        }
+        // Bench-only packing: the receiver sends the capture as stored and gathers windows on the device.
+        tr::pack_windows(type, raw, starts, p::N, fmt, std::span<std::byte>(w.samples.data() + k * bpw, (e - k) * bpw),
+                         std::span<float>(w.scales.data() + k, e - k));
+        k = e;
+      }
+    });
+  }
+  threads.clear();
+  ctx.r.pack_ns_per_symbol.emplace_back(w.link, seconds_since(t0) * 1e9 / double(count));
+  return w;
+}
+
+/// Region (a), device-resident: packed windows already on the GPU to bits on the
+/// GPU, the fused kernel over all at once against the cuFFT chain batch by batch.
+void device_resident_rows(bench_context& ctx, device_symbols& dev, const packed_windows& w)
+{
+  const std::size_t count = ctx.count, per_batch = ctx.per_batch, bpw = w.bytes_per_window;
+  const cudaStream_t st = dev.stream.get();
+  cuda::device_buffer<std::byte> d_samples(count * bpw);
+  cuda::device_buffer<float> d_scales(count);
+  WHD_CUDA_CHECK(cudaMemcpy(d_samples.data(), w.samples.data(), count * bpw, cudaMemcpyHostToDevice));
+  WHD_CUDA_CHECK(cudaMemcpy(d_scales.data(), w.scales.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  const gpu::batch_view all{d_samples.data(), d_scales.data(), dev.d_desc.data(), dev.d_frames.data(), dev.d_out.data(), count};
+  auto batched = [&](auto&& launch) {
+    for (std::size_t k = 0; k < count; k += per_batch) {
+      const std::size_t n = std::min(per_batch, count - k);
+      const gpu::batch_view b{d_samples.data() + k * bpw, d_scales.data() + k, dev.d_desc.data() + k, dev.d_frames.data(),
+                              dev.d_out.data() + k * gpu::OUT_STRIDE, n};
+      launch(b);
+    }
+  };
+  // Times `body` from a poisoned output, checks its bits against the CPU's, adds the row.
+  auto measure = [&](const char* engine, auto&& body) {
+    WHD_CUDA_CHECK(cudaMemset(dev.d_out.data(), 0xA5, dev.d_out.size_bytes()));
+    region_row row{"device-resident", engine, w.link, count};
+    set_times(row, time_events(ctx.cfg.repeats, st, body));
+    WHD_CUDA_CHECK(cudaMemcpy(dev.h_out.data(), dev.d_out.data(), dev.d_out.size_bytes(), cudaMemcpyDeviceToHost));
+    ctx.r.bit_differences.emplace_back("device-resident " + row.engine + " " + w.link, bit_differences(dev.payload(), ctx.ref));
+    ctx.r.rows.push_back(row);
+    return row.ns_per_symbol();
+  };
+  const double ours = measure("whd fused", [&] { gpu::launch_decode(w.fmt, all, st); });
+  cufft_chain chain(per_batch);
+  const double base = measure("cufft chain", [&] { batched([&](const gpu::batch_view& b) { chain.run(w.fmt, b, st); }); });
+  ctx.progress("device-resident " + w.link + ": ours " + std::to_string(ours) + " ns/symbol, cuFFT chain " + std::to_string(base));
+}
+
+/// What region (b) does with each batch. The copies-only engines show what the link
+/// allows this batching.
+enum class engine {
+  fused,          ///< ours
+  cufft_chain,    ///< the baseline (compared on one GPU)
+  copies_in,      ///< the same copies in, nothing else
+  fused_pulled,   ///< ours, each GPU's own host thread pulling the next batch when one of
+                  ///< its streams is free, against fused's round robin (several GPUs)
+  copies_in_out,  ///< the copies in and the payload's copy out, no kernel (what the link
+                  ///< allows a chain that returns its bits)
+};
+constexpr engine ENGINES[] = {engine::fused, engine::cufft_chain, engine::copies_in, engine::fused_pulled, engine::copies_in_out};
+
+const char* engine_name(engine e)
+{
+  constexpr const char* NAMES[] = {"whd fused", "cufft chain", "copies in only", "whd fused", "copies in and out only"};
+  return NAMES[std::size_t(e)];
+}
+
+/// One stream of region (b) on one GPU, with one batch's buffers.
+struct lane {
+  int device = 0;
+  cuda::stream s;
+  cuda::device_buffer<std::byte> in; ///< one batch's block
+  cuda::device_buffer<uint8_t> out;
+  cuda::device_buffer<gpu::frame_params> frames;
+  std::unique_ptr<cufft_chain> chain;
+};
+using lanes = std::vector<std::unique_ptr<lane>>;
+
+/// nof_streams lanes on each of `gpus` GPUs, lane i on GPU i mod gpus.
+lanes make_lanes(const bench_context& ctx, const device_symbols& dev, const gpu::input_layout& lay, int gpus)
+{
+  lanes out;
+  for (int i = 0; i < ctx.nof_streams * gpus; ++i) {
+    const int d = i % gpus;
+    WHD_CUDA_CHECK(cudaSetDevice(d));
+    auto l = std::make_unique<lane>();
+    l->device = d;
+    l->in = cuda::device_buffer<std::byte>(lay.bytes);
+    l->out = cuda::device_buffer<uint8_t>(ctx.per_batch * gpu::OUT_STRIDE);
+    l->frames = cuda::device_buffer<gpu::frame_params>(dev.fp_host.size());
+    WHD_CUDA_CHECK(cudaMemcpy(l->frames.data(), dev.fp_host.data(), dev.fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
+    l->chain = std::make_unique<cufft_chain>(ctx.per_batch);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+/// Batch i (first symbol k) to lane i mod lanes, from this thread.
+template <typename Enqueue>
+void feed_round_robin(const bench_context& ctx, const lanes& ls, Enqueue&& enqueue)
+{
+  std::size_t i = 0;
+  for (std::size_t k = 0; k < ctx.count; k += ctx.per_batch, ++i) {
+    lane& l = *ls[i % ls.size()];
+    WHD_CUDA_CHECK(cudaSetDevice(l.device));
+    enqueue(l, k);
+  }
+}
+
+/// Each GPU's own host thread takes the next batch when one of its streams is free.
+template <typename Enqueue>
+void feed_pulled(const bench_context& ctx, const lanes& ls, int gpus, Enqueue&& enqueue)
+{
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(gpus));
+  {
+    std::vector<std::jthread> feeders;
+    for (int dev = 0; dev < gpus; ++dev) {
+      feeders.emplace_back([&, dev] {
+        try {
+          WHD_CUDA_CHECK(cudaSetDevice(dev));
+          for (std::size_t j = 0;; ++j) {
+            const std::size_t k = next.fetch_add(ctx.per_batch);
+            if (k >= ctx.count) {
+              return;
+            }
+            lane& l = *ls[std::size_t(dev) + std::size_t(gpus) * (j % std::size_t(ctx.nof_streams))];
+            l.s.synchronize(); // the stream's previous batch is done: this GPU is ready for more
+            enqueue(l, k);
+          }
+        } catch (...) {
+          errors[std::size_t(dev)] = std::current_exception();
+        }
+      });
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) {
+      std::rethrow_exception(e);
+    }
+  }
+}
+
+/// One engine of region (b) over `gpus` GPUs: every batch from its block in pinned
+/// memory through `ls`, timed on the host clock, and its row.
+void pipeline_row(bench_context& ctx, device_symbols& dev, const packed_windows& w, const gpu::input_layout& lay,
+                  const cuda::pinned_buffer<std::byte>& blocks, const lanes& ls, int gpus, engine e)
+{
+  const std::size_t count = ctx.count, per_batch = ctx.per_batch;
+  auto enqueue = [&](lane& l, std::size_t k) {
+    const std::size_t n = std::min(per_batch, count - k);
+    cudaStream_t st = l.s.get();
+    lay.copy_in(l.in.data(), blocks.data() + k / per_batch * lay.bytes, n, per_batch, w.bytes_per_window, 0, st);
+    if (e == engine::copies_in) {
+      return;
+    }
+    gpu::batch_view b = lay.view(l.in.data(), l.out.data(), n);
+    b.frames = l.frames.data(); // every frame's, copied in once
+    if (e == engine::cufft_chain) {
+      l.chain->run(w.fmt, b, st);
+    } else if (e != engine::copies_in_out) {
+      gpu::launch_decode(w.fmt, b, st);
+    }
+    WHD_CUDA_CHECK(cudaMemcpyAsync(dev.h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+  };
+  auto pass = [&] {
+    if (e == engine::fused_pulled) {
+      feed_pulled(ctx, ls, gpus, enqueue);
+    } else {
+      feed_round_robin(ctx, ls, enqueue);
+    }
+    for (const auto& l : ls) {
+      l->s.synchronize();
+    }
+  };
+  pass(); // warm-up (plans, first touch)
+  std::fill(dev.h_out.begin(), dev.h_out.end(), uint8_t(0xA5));
+  std::vector<double> t;
+  for (int rep = 0; rep < ctx.cfg.repeats; ++rep) {
+    const auto t0 = steady::now();
+    pass();
+    t.push_back(seconds_since(t0));
+  }
+  const std::string on = gpus > 1 ? " x" + std::to_string(gpus) + " GPUs" : "";
+  region_row row{"pipeline (pinned host to host)",
+                 engine_name(e) + on + (e == engine::fused_pulled ? ", pulled" : gpus > 1 ? ", round robin" : ""), w.link, count};
+  set_times(row, t);
+  row.link_bytes = w.link_bytes;
+  if (e != engine::copies_in && e != engine::copies_in_out) {
+    ctx.r.bit_differences.emplace_back("pipeline " + row.engine + " " + w.link, bit_differences(dev.payload(), ctx.ref));
+  }
+  ctx.r.rows.push_back(row);
+  ctx.progress("pipeline " + w.link + " " + row.engine + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol, link " +
+               std::to_string(w.link_bytes / row.median_s / 1e9) + " GB/s");
+}
+
+/// Region (b), pipeline: pinned host -> device -> bits -> pinned host, batches over
+/// streams (and over GPUs: batch i goes to GPU i mod G), for G = 1 and cfg.nof_gpus.
+/// The batches' inputs lie as the fused kernel reads them: a block a batch (samples,
+/// scales, descriptors at gpu::input_layout's offsets), one copy a full batch.
+void pipeline_rows(bench_context& ctx, device_symbols& dev, const packed_windows& w)
+{
+  const std::size_t count = ctx.count, per_batch = ctx.per_batch, bpw = w.bytes_per_window;
+  const gpu::input_layout lay(per_batch, 0, bpw);
+  const std::size_t nof_batches = (count + per_batch - 1) / per_batch;
+  cuda::pinned_buffer<std::byte> blocks(nof_batches * lay.bytes);
+  for (std::size_t j = 0; j < nof_batches; ++j) {
+    const std::size_t k = j * per_batch, n = std::min(per_batch, count - k);
+    std::byte* blk = blocks.data() + j * lay.bytes;
+    std::memcpy(blk, w.samples.data() + k * bpw, n * bpw);
+    std::memcpy(blk + lay.scales, w.scales.data() + k, n * sizeof(float));
+    std::memcpy(blk + lay.desc, dev.h_desc.data() + k, n * sizeof(gpu::symbol_desc));
+  }
+  for (int gpus : ctx.gpu_counts) {
+    const lanes ls = make_lanes(ctx, dev, lay, gpus);
+    for (engine e : ENGINES) {
+      if ((e == engine::cufft_chain && gpus > 1) || (e == engine::fused_pulled && gpus == 1)) {
+        continue; // the baseline is compared on one GPU; pulling needs several
+      }
+      pipeline_row(ctx, dev, w, lay, blocks, ls, gpus, e);
+    }
+    WHD_CUDA_CHECK(cudaSetDevice(0));
+  }
+}
+
+/// One receiver set-up of region (c).
+struct e2e_case {
+  tr::link_format fmt = tr::link_format::int8;
+  int gpus = 1;
+  std::size_t batch = 0; ///< 0: the receiver's default
+  unsigned threads = 0;  ///< the host's packing and locating threads (whd-rx -j); 0: every core
+};
+
+/// Region (c) for one set-up: the receiver as whd-rx runs it, with its own batch
+/// default and the streams of region (b), timed per profile §8 from the capture's
+/// opening to the payload written. The receiver (its pinned buffers, the locator's
+/// tables) is made once, before the region, as a process decoding capture after
+/// capture does; its first run, set-up included, is timed apart and reported beside.
+void end_to_end_row(bench_context& ctx, const e2e_case& c, const std::string& out_path)
+{
+  const std::string link(tr::to_string(c.fmt));
+  const std::string on_batch =
+      (c.batch ? ", batch " + std::to_string(c.batch) : "") + (c.threads ? ", " + std::to_string(c.threads) + " threads" : "");
+  const std::string what = "end-to-end " + link + " x" + std::to_string(c.gpus) + " GPU" + on_batch;
+  bb::gpu_config g;
+  g.link = c.fmt;
+  g.nof_gpus = c.gpus;
+  g.nof_streams = ctx.nof_streams;
+  if (c.batch) {
+    g.symbols_per_batch = c.batch;
+  }
+  bb::rx_config rxc = ctx.rxc;
+  if (c.threads) {
+    g.pack_threads = c.threads;
+    rxc.nof_threads = c.threads;
+  }
+  const auto t_make = steady::now();
+  auto rx = bb::make_gpu_receiver(rxc, g);
+  double first_run = 0;
+  std::vector<double> t;
+  uint64_t diff = 0;
+  for (int rep = -1; rep < std::min(ctx.cfg.repeats, 3); ++rep) {
+    const auto t0 = steady::now();
+    const auto info = tr::open_capture(ctx.base + ".sigmf-meta");
+    tr::capture_reader rd(info);
+    bb::payload_file_sink sink(out_path);
+    const auto res = rx->run(rd, sink);
+    sink.close();
+    if (rep < 0) {
+      first_run = seconds_since(t_make);
+      continue;
+    }
+    t.push_back(seconds_since(t0));
+    if (rep == 0) {
+      std::string line = what + " stages [s]:";
+      for (const auto& [name, sec] : res.stage_seconds) {
+        line += " " + name + " " + std::to_string(sec) + ";";
+        ctx.r.stage_seconds.emplace_back(what + ": " + name, sec);
+      }
+      ctx.progress(line);
+      diff = bit_differences(read_bytes(out_path), ctx.ref);
+    }
+  }
+  ctx.r.stage_seconds.emplace_back(what + ": first run, receiver made in it (not in the region)", first_run);
+  region_row row{"end-to-end (capture in page cache)", (c.gpus > 1 ? "whd gpu x" + std::to_string(c.gpus) + " GPUs" : "whd gpu") + on_batch,
+                 link, ctx.count};
+  set_times(row, t);
+  row.link_bytes = double(ctx.count) * double(p::N * tr::link_bytes_per_sample(c.fmt));
+  ctx.r.rows.push_back(row);
+  // A payload sent where it is not kept (--payload /dev/null) cannot be compared.
+  if (std::filesystem::is_regular_file(out_path)) {
+    ctx.r.bit_differences.emplace_back("end-to-end " + row.engine + " " + row.link, diff);
+  } else {
+    ctx.r.stage_seconds.emplace_back(what + ": payload not kept (" + out_path + "), bits not compared", 0.0);
+  }
+  ctx.progress("end-to-end gpu " + row.link + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
+}
+
+/// Region (c), end-to-end: capture file (page cache) to payload file, the whole
+/// whd-rx chain, on the int8 and half links, each --e2e-batch, over --gpus GPUs,
+/// and each --e2e-threads on 1 and --gpus GPUs.
+void end_to_end_rows(bench_context& ctx)
+{
+  const std::string out_path = ctx.cfg.payload.empty() ? ctx.base + ".payload" : ctx.cfg.payload.string();
+  const auto int8 = tr::link_format::int8;
+  std::vector<e2e_case> cases{{int8, 1, 0, 0}, {tr::link_format::half, 1, 0, 0}};
+  for (std::size_t b : ctx.cfg.e2e_batches) {
+    cases.push_back({int8, 1, b, 0});
+  }
+  if (ctx.nof_gpus > 1) {
+    cases.push_back({int8, ctx.nof_gpus, 0, 0});
+  }
+  for (unsigned n : ctx.cfg.e2e_threads) {
+    for (int gpus : ctx.gpu_counts) {
+      cases.push_back({int8, gpus, 0, n});
+    }
+  }
+  for (const auto& c : cases) {
+    end_to_end_row(ctx, c, out_path);
+  }
+  if (ctx.cfg.payload.empty()) {
+    std::filesystem::remove(out_path); // ours, beside the capture; a path the caller named (even /dev/null) is left alone
+  }
+}
+
 } // namespace
 
 pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const std::function<void(std::string_view)>& progress)
 {
-  pipeline_bench_result r;
   if (cuda::device_count() == 0) {
     throw std::runtime_error("whd-bench pipeline needs a GPU: " + cuda::no_device_reason());
   }
   WHD_CUDA_CHECK(cudaSetDevice(0));
+  pipeline_bench_result r;
   const bench_env env = collect_env(cfg.commit, cfg.command);
   r.device = env.device;
   r.driver = env.driver;
@@ -145,415 +631,19 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
   r.cpu = env.cpu;
   r.host_threads = std::max(1u, env.host_threads);
 
-  // ---- the capture (generated once; delete the files to make it anew)
-  const std::string base = cfg.capture.string();
-  if (!std::filesystem::exists(base + ".sigmf-meta")) {
-    progress("generating " + std::to_string(cfg.nof_frames) + " x " + std::to_string(cfg.nd) + " 16-QAM symbols into " + base);
-    bb::capture_config cc;
-    cc.mods = {p::modulation::qam16};
-    cc.nds = {cfg.nd};
-    cc.nof_frames = cfg.nof_frames;
-    cc.seed = cfg.seed;
-    cc.impairments.snr_dB = cfg.snr_dB;
-    cc.impairments.cfo_Hz = cfg.cfo_Hz;
-    cc.impairments.nof_taps = cfg.taps;
-    cc.impairments.random_phase = true;
-    bb::output_config oc;
-    oc.base = cfg.capture;
-    oc.type = datatype::ci8;
-    oc.description = "whd-bench pipeline capture";
-    const auto t0 = steady::now();
-    bb::write_capture(cc, oc);
-    progress("generated in " + std::to_string(seconds_since(t0)) + " s");
-  }
-  const auto info = tr::open_capture(base + ".sigmf-meta");
-  tr::capture_reader reader(info);
-
-  // ---- frames, located once on the host
-  bb::rx_config rxc;
-  rxc.nof_threads = cfg.cpu_threads;
-  std::vector<bb::located_frame> frames;
-  {
-    const auto t0 = steady::now();
-    bb::frame_locator loc(rxc);
-    uint64_t pos = 0;
-    while (auto ev = loc.next(reader, pos)) {
-      pos = ev->resume;
-      if (ev->frame) {
-        frames.push_back(*ev->frame);
-      }
-    }
-    r.locate_s = seconds_since(t0);
-  }
-  std::vector<gpu::symbol_desc> desc_host;
-  std::vector<uint64_t> window_start;
-  for (std::size_t f = 0; f < frames.size(); ++f) {
-    for (uint32_t k = 0; k < frames[f].info.symbols; ++k) {
-      const uint64_t m = p::FIRST_DATA_SYMBOL + k;
-      desc_host.push_back({uint32_t(f), uint32_t(m)});
-      window_start.push_back(bb::fft_window(frames[f].sync, m));
-    }
-  }
-  const std::size_t count = desc_host.size();
-  r.data_symbols = count;
-  progress(std::to_string(frames.size()) + " frames, " + std::to_string(count) + " data symbols located in " + std::to_string(r.locate_s) + " s");
-  if (count == 0) {
-    throw std::runtime_error("the benchmark capture holds no decodable symbol");
-  }
-
-  // ---- the CPU backend's payload: the reference bits (and its end-to-end time)
-  std::vector<uint8_t> ref;
-  {
-    const auto t0 = steady::now();
-    auto cpu = bb::make_cpu_receiver(rxc);
-    bb::memory_sink sink;
-    cpu->run(reader, sink);
-    ref = sink.bytes();
-    region_row row{"end-to-end (capture in page cache)", "whd cpu (liquid-dsp)", "-", count};
-    summarise({seconds_since(t0)}, row);
-    r.rows.push_back(row);
-    progress("CPU backend: " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
-  }
-
-  cuda::stream main_stream;
-  // ---- copy ceilings
-  {
-    const std::size_t bytes = std::size_t(1) << 30;
-    cuda::pinned_buffer<std::byte> h(bytes);
-    std::fill(h.begin(), h.end(), std::byte{1});
-    cuda::device_buffer<std::byte> d(bytes), d2(bytes);
-    r.h2d_gbps = copy_gbps(d.data(), h.data(), bytes, cudaMemcpyHostToDevice, main_stream.get(), double(bytes));
-    r.d2h_gbps = copy_gbps(h.data(), d.data(), bytes, cudaMemcpyDeviceToHost, main_stream.get(), double(bytes));
-    r.d2d_gbps = copy_gbps(d2.data(), d.data(), bytes, cudaMemcpyDeviceToDevice, main_stream.get(), 2.0 * double(bytes));
-    progress("ceilings: H2D " + std::to_string(r.h2d_gbps) + " GB/s, D2H " + std::to_string(r.d2h_gbps) + " GB/s, D2D " +
-             std::to_string(r.d2d_gbps) + " GB/s");
-  }
-
-  // Frame parameters for every frame (small), on the device once.
-  std::vector<gpu::frame_params> fp_host(frames.size());
-  for (std::size_t f = 0; f < frames.size(); ++f) {
-    fp_host[f] = gpu::make_frame_params(frames[f]);
-  }
-  cuda::device_buffer<gpu::frame_params> d_frames(fp_host.size());
-  WHD_CUDA_CHECK(cudaMemcpy(d_frames.data(), fp_host.data(), fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
-  cuda::pinned_buffer<gpu::symbol_desc> h_desc(count);
-  std::copy(desc_host.begin(), desc_host.end(), h_desc.begin());
-  cuda::device_buffer<gpu::symbol_desc> d_desc(count);
-  WHD_CUDA_CHECK(cudaMemcpy(d_desc.data(), h_desc.data(), count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice));
-  cuda::pinned_buffer<uint8_t> h_out(count * gpu::OUT_STRIDE);
-  cuda::device_buffer<uint8_t> d_out(count * gpu::OUT_STRIDE);
-
-  const std::size_t per_batch = std::min(cfg.symbols_per_batch, count);
-  const int nof_streams = std::max(cfg.nof_streams, 1);
-  int present = 0;
-  WHD_CUDA_CHECK(cudaGetDeviceCount(&present));
-  const int nof_gpus = std::min(std::max(cfg.nof_gpus, 1), present);
-  if (nof_gpus < cfg.nof_gpus) {
-    progress("--gpus " + std::to_string(cfg.nof_gpus) + ": only " + std::to_string(present) + " present; using " + std::to_string(nof_gpus));
-  }
-  std::vector<int> gpu_counts{1};
-  if (nof_gpus > 1) {
-    gpu_counts.push_back(nof_gpus);
-  }
-
+  bench_context ctx(cfg, progress, r);
+  locate_frames(ctx);
+  cpu_reference(ctx);
+  copy_ceilings(ctx);
+  choose_batching(ctx);
+  device_symbols dev(ctx);
   for (auto fmt : {tr::link_format::int8, tr::link_format::half, tr::link_format::f32}) {
-    const std::string link(tr::to_string(fmt));
-    const std::size_t bpw = p::N * tr::link_bytes_per_sample(fmt);
-    // ---- pack every window into pinned memory (the pipeline region starts here)
-    cuda::pinned_buffer<std::byte> h_samples(count * bpw);
-    cuda::pinned_buffer<float> h_scales(count);
-    {
-      const auto t0 = steady::now();
-      const unsigned nt = r.host_threads;
-      std::vector<std::jthread> threads;
-      for (unsigned t = 0; t < nt; ++t) {
-        threads.emplace_back([&, t] {
-          constexpr std::size_t RUN = 256; // windows read with one pread
-          std::vector<std::byte> raw;
-          std::vector<uint64_t> starts;
-          const std::size_t lo = count * t / nt, hi = count * (t + 1) / nt;
-          for (std::size_t k = lo; k < hi;) {
-            std::size_t e = std::min(hi, k + RUN);
-            while (e > k + 1 && desc_host[e - 1].frame != desc_host[k].frame) {
-              --e;
-            }
-            const uint64_t first = window_start[k];
-            const std::size_t span = std::size_t(window_start[e - 1] - first) + p::N;
-            raw.resize(span * bytes_per_sample(info.type));
-            reader.read_raw(first, raw);
-            starts.resize(e - k);
-            for (std::size_t i = k; i < e; ++i) {
-              starts[i - k] = window_start[i] - first;
-            }
-            tr::pack_windows(info.type, raw, starts, p::N, fmt, std::span<std::byte>(h_samples.data() + k * bpw, (e - k) * bpw),
-                             std::span<float>(h_scales.data() + k, e - k));
-            k = e;
-          }
-        });
-      }
-      threads.clear();
-      r.pack_ns_per_symbol.emplace_back(link, seconds_since(t0) * 1e9 / double(count));
-    }
-    const double link_bytes = double(count) * (double(bpw) + sizeof(float) + sizeof(gpu::symbol_desc));
-
-    // ---- (a) device-resident
-    {
-      cuda::device_buffer<std::byte> d_samples(count * bpw);
-      cuda::device_buffer<float> d_scales(count);
-      WHD_CUDA_CHECK(cudaMemcpy(d_samples.data(), h_samples.data(), count * bpw, cudaMemcpyHostToDevice));
-      WHD_CUDA_CHECK(cudaMemcpy(d_scales.data(), h_scales.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-      const gpu::batch_view all{d_samples.data(), d_scales.data(), d_desc.data(), d_frames.data(), d_out.data(), count};
-      auto batched = [&](auto&& launch) {
-        for (std::size_t k = 0; k < count; k += per_batch) {
-          const std::size_t n = std::min(per_batch, count - k);
-          const gpu::batch_view b{d_samples.data() + k * bpw, d_scales.data() + k, d_desc.data() + k, d_frames.data(),
-                                  d_out.data() + k * gpu::OUT_STRIDE, n};
-          launch(b);
-        }
-      };
-      WHD_CUDA_CHECK(cudaMemset(d_out.data(), 0xA5, d_out.size_bytes()));
-      region_row ours{"device-resident", "whd fused", link, count};
-      summarise(time_events(cfg.repeats, main_stream.get(), [&] { gpu::launch_decode(fmt, all, main_stream.get()); }), ours);
-      WHD_CUDA_CHECK(cudaMemcpy(h_out.data(), d_out.data(), count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost));
-      r.bit_differences.emplace_back("device-resident whd fused " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
-      r.rows.push_back(ours);
-
-      cufft_chain chain(per_batch);
-      WHD_CUDA_CHECK(cudaMemset(d_out.data(), 0xA5, d_out.size_bytes()));
-      region_row base_row{"device-resident", "cufft chain", link, count};
-      summarise(time_events(cfg.repeats, main_stream.get(), [&] { batched([&](const gpu::batch_view& b) { chain.run(fmt, b, main_stream.get()); }); }),
-                base_row);
-      WHD_CUDA_CHECK(cudaMemcpy(h_out.data(), d_out.data(), count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost));
-      r.bit_differences.emplace_back("device-resident cufft chain " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
-      r.rows.push_back(base_row);
-      progress("device-resident " + link + ": ours " + std::to_string(ours.ns_per_symbol()) + " ns/symbol, cuFFT chain " +
-               std::to_string(base_row.ns_per_symbol()));
-    }
-
-    // ---- (b) pipeline: pinned host -> device -> bits -> pinned host, batches over
-    // streams (and over GPUs: batch i goes to GPU i mod G), for G = 1 and cfg.nof_gpus.
-    // The batches' inputs lie as the receiver sends them: a block a batch (samples,
-    // scales, descriptors at gpu::input_layout's offsets), one copy a full batch.
-    const gpu::input_layout lay(per_batch, 0, bpw);
-    const std::size_t nof_batches = (count + per_batch - 1) / per_batch;
-    cuda::pinned_buffer<std::byte> h_blocks(nof_batches * lay.bytes);
-    for (std::size_t j = 0; j < nof_batches; ++j) {
-      const std::size_t k = j * per_batch, n = std::min(per_batch, count - k);
-      std::byte* blk = h_blocks.data() + j * lay.bytes;
-      std::memcpy(blk, h_samples.data() + k * bpw, n * bpw);
-      std::memcpy(blk + lay.scales, h_scales.data() + k, n * sizeof(float));
-      std::memcpy(blk + lay.desc, h_desc.data() + k, n * sizeof(gpu::symbol_desc));
-    }
-    for (int gpus : gpu_counts) {
-      struct lane {
-        int device = 0;
-        cuda::stream s;
-        cuda::device_buffer<std::byte> in; ///< one batch's block
-        cuda::device_buffer<uint8_t> out;
-        cuda::device_buffer<gpu::frame_params> frames;
-        std::unique_ptr<cufft_chain> chain;
-      };
-      std::vector<std::unique_ptr<lane>> lanes;
-      for (int i = 0; i < nof_streams * gpus; ++i) {
-        const int dev = i % gpus;
-        WHD_CUDA_CHECK(cudaSetDevice(dev));
-        auto l = std::make_unique<lane>();
-        l->device = dev;
-        l->in = cuda::device_buffer<std::byte>(lay.bytes);
-        l->out = cuda::device_buffer<uint8_t>(per_batch * gpu::OUT_STRIDE);
-        l->frames = cuda::device_buffer<gpu::frame_params>(fp_host.size());
-        WHD_CUDA_CHECK(cudaMemcpy(l->frames.data(), fp_host.data(), fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
-        l->chain = std::make_unique<cufft_chain>(per_batch);
-        lanes.push_back(std::move(l));
-      }
-      // engine 0: ours; 1: the cuFFT chain; 2: the same copies in, nothing else (what the link allows this batching).
-      // engine 3 (several GPUs): ours, each GPU's own host thread pulling the next
-      // batch when one of its streams is free, against engine 0's round robin.
-      // engine 4: the copies in and the payload's copy out, no kernel (what the
-      // link allows a chain that returns its bits).
-      for (int engine = 0; engine < 5; ++engine) {
-        if ((engine == 1 && gpus > 1) || (engine == 3 && gpus == 1)) {
-          continue; // the baseline is compared on one GPU; pulling needs several
-        }
-        auto enqueue = [&](lane& l, std::size_t k) {
-          const std::size_t n = std::min(per_batch, count - k);
-          cudaStream_t st = l.s.get();
-          lay.copy_in(l.in.data(), h_blocks.data() + k / per_batch * lay.bytes, n, per_batch, bpw, 0, st);
-          if (engine == 2) {
-            return;
-          }
-          gpu::batch_view b = lay.view(l.in.data(), l.out.data(), n);
-          b.frames = l.frames.data(); // every frame's, copied in once
-          if (engine == 1) {
-            l.chain->run(fmt, b, st);
-          } else if (engine != 4) {
-            gpu::launch_decode(fmt, b, st);
-          }
-          WHD_CUDA_CHECK(cudaMemcpyAsync(h_out.data() + k * gpu::OUT_STRIDE, l.out.data(), n * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
-        };
-        auto round_robin = [&] {
-          std::size_t i = 0;
-          for (std::size_t k = 0; k < count; k += per_batch, ++i) {
-            lane& l = *lanes[i % lanes.size()];
-            WHD_CUDA_CHECK(cudaSetDevice(l.device));
-            enqueue(l, k);
-          }
-        };
-        auto pulled = [&] {
-          std::atomic<std::size_t> next{0};
-          std::vector<std::exception_ptr> errors(static_cast<std::size_t>(gpus));
-          {
-            std::vector<std::jthread> feeders;
-            for (int dev = 0; dev < gpus; ++dev) {
-              feeders.emplace_back([&, dev] {
-                try {
-                  WHD_CUDA_CHECK(cudaSetDevice(dev));
-                  for (std::size_t j = 0;; ++j) {
-                    const std::size_t k = next.fetch_add(per_batch);
-                    if (k >= count) {
-                      return;
-                    }
-                    lane& l = *lanes[std::size_t(dev) + std::size_t(gpus) * (j % std::size_t(nof_streams))];
-                    l.s.synchronize(); // the stream's previous batch is done: this GPU is ready for more
-                    enqueue(l, k);
-                  }
-                } catch (...) {
-                  errors[std::size_t(dev)] = std::current_exception();
-                }
-              });
-            }
-          }
-          for (const auto& e : errors) {
-            if (e) {
-              std::rethrow_exception(e);
-            }
-          }
-        };
-        auto pass = [&] {
-          if (engine == 3) {
-            pulled();
-          } else {
-            round_robin();
-          }
-          for (const auto& l : lanes) {
-            l->s.synchronize();
-          }
-        };
-        pass(); // warm-up (plans, first touch)
-        std::fill(h_out.begin(), h_out.end(), uint8_t(0xA5));
-        std::vector<double> t;
-        for (int rep = 0; rep < cfg.repeats; ++rep) {
-          const auto t0 = steady::now();
-          pass();
-          t.push_back(seconds_since(t0));
-        }
-        const std::string on = gpus > 1 ? " x" + std::to_string(gpus) + " GPUs" : "";
-        const char* names[] = {"whd fused", "cufft chain", "copies in only", "whd fused", "copies in and out only"};
-        region_row row{"pipeline (pinned host to host)", names[engine] + on + (engine == 3 ? ", pulled" : gpus > 1 ? ", round robin" : ""),
-                       link, count};
-        summarise(t, row);
-        row.link_bytes = link_bytes;
-        if (engine != 2 && engine != 4) {
-          r.bit_differences.emplace_back("pipeline " + row.engine + " " + link, bit_diff(h_out.data(), count * gpu::OUT_STRIDE, ref));
-        }
-        r.rows.push_back(row);
-        progress("pipeline " + link + " " + row.engine + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol, link " +
-                 std::to_string(link_bytes / row.median_s / 1e9) + " GB/s");
-      }
-      WHD_CUDA_CHECK(cudaSetDevice(0));
-    }
+    const packed_windows w = pack_every_window(ctx, fmt);
+    device_resident_rows(ctx, dev, w);
+    pipeline_rows(ctx, dev, w);
   }
-
-  // ---- (c) end-to-end: capture file (page cache) to payload file, the whole whd-rx chain
   if (cfg.end_to_end) {
-    const std::string out_path = cfg.payload.empty() ? base + ".payload" : cfg.payload.string();
-    struct e2e_case {
-      tr::link_format fmt;
-      int gpus;
-      std::size_t batch; ///< 0: the receiver's default
-      unsigned threads;  ///< the host's packing and locating threads (whd-rx -j); 0: every core
-    };
-    std::vector<e2e_case> cases{{tr::link_format::int8, 1, 0, 0}, {tr::link_format::half, 1, 0, 0}};
-    for (std::size_t b : cfg.e2e_batches) {
-      cases.push_back({tr::link_format::int8, 1, b, 0});
-    }
-    if (nof_gpus > 1) {
-      cases.push_back({tr::link_format::int8, nof_gpus, 0, 0});
-    }
-    for (unsigned n : cfg.e2e_threads) {
-      for (int gpus : gpu_counts) {
-        cases.push_back({tr::link_format::int8, gpus, 0, n});
-      }
-    }
-    for (const auto& [fmt, gpus, batch, threads] : cases) {
-      const std::string on_batch =
-          (batch ? ", batch " + std::to_string(batch) : "") + (threads ? ", " + std::to_string(threads) + " threads" : "");
-      std::vector<double> t;
-      uint64_t diff = 0;
-      // Region (c) is the receiver as whd-rx runs it, with its own batch default and
-      // the streams of region (b), timed per profile §8 from the capture's opening to
-      // the payload written. The receiver (its pinned buffers, the locator's tables) is made
-      // once, before the region, as a process decoding capture after capture does;
-      // its first run, set-up included, is timed apart and reported beside.
-      bb::gpu_config g;
-      g.link = fmt;
-      g.nof_gpus = gpus;
-      g.nof_streams = nof_streams;
-      if (batch) {
-        g.symbols_per_batch = batch;
-      }
-      bb::rx_config rxc_case = rxc;
-      if (threads) {
-        g.pack_threads = threads;
-        rxc_case.nof_threads = threads;
-      }
-      const auto t_make = steady::now();
-      auto rx = bb::make_gpu_receiver(rxc_case, g);
-      double first_run = 0;
-      for (int rep = -1; rep < std::min(cfg.repeats, 3); ++rep) {
-        const auto t0 = steady::now();
-        const auto info2 = tr::open_capture(base + ".sigmf-meta");
-        tr::capture_reader rd(info2);
-        bb::payload_file_sink sink(out_path);
-        const auto res = rx->run(rd, sink);
-        sink.close();
-        if (rep < 0) {
-          first_run = seconds_since(t_make);
-          continue;
-        }
-        t.push_back(seconds_since(t0));
-        if (rep == 0) {
-          const std::string what = "end-to-end " + std::string(tr::to_string(fmt)) + " x" + std::to_string(gpus) + " GPU" + on_batch;
-          std::string line = what + " stages [s]:";
-          for (const auto& [name, sec] : res.stage_seconds) {
-            line += " " + name + " " + std::to_string(sec) + ";";
-            r.stage_seconds.emplace_back(what + ": " + name, sec);
-          }
-          progress(line);
-        }
-        if (rep == 0) {
-          const auto got = read_file(out_path);
-          diff = bit_diff(got.data(), got.size(), ref);
-        }
-      }
-      const std::string what = "end-to-end " + std::string(tr::to_string(fmt)) + " x" + std::to_string(gpus) + " GPU" + on_batch;
-      r.stage_seconds.emplace_back(what + ": first run, receiver made in it (not in the region)", first_run);
-      region_row row{"end-to-end (capture in page cache)", (gpus > 1 ? "whd gpu x" + std::to_string(gpus) + " GPUs" : "whd gpu") + on_batch,
-                     std::string(tr::to_string(fmt)), count};
-      summarise(t, row);
-      row.link_bytes = double(count) * double(p::N * tr::link_bytes_per_sample(fmt));
-      r.rows.push_back(row);
-      // A payload sent where it is not kept (--payload /dev/null) cannot be compared.
-      if (std::filesystem::is_regular_file(out_path)) {
-        r.bit_differences.emplace_back("end-to-end " + row.engine + " " + row.link, diff);
-      } else {
-        r.stage_seconds.emplace_back(what + ": payload not kept (" + out_path + "), bits not compared", 0.0);
-      }
-      progress("end-to-end gpu " + row.link + ": " + std::to_string(row.ns_per_symbol()) + " ns/symbol");
-    }
-    if (cfg.payload.empty()) {
-      std::filesystem::remove(out_path); // ours, beside the capture; a path the caller named (even /dev/null) is left alone
-    }
+    end_to_end_rows(ctx);
   }
   return r;
 }
