@@ -23,8 +23,9 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
       "  device-resident  packed samples on the GPU -> payload bits on the GPU\n"
       "  pipeline         packed samples in pinned host memory -> bits in pinned host memory\n"
       "  end-to-end       capture file (page cache) -> payload file, the whole whd-rx chain\n"
-      "for the int8, half and f32 links, beside a cuFFT-based chain (unpack, cuFFT C2C, demap),\n"
-      "the CPU backend, and the copy ceilings, all in one run. Bits are checked against the CPU.\n\nOptions");
+      "the first two for the int8, half and f32 links (the end-to-end one sends the capture as\n"
+      "stored), beside a cuFFT-based chain (unpack, cuFFT C2C, demap), the CPU backend, and the\n"
+      "copy ceilings, all in one run. Bits are checked against the CPU.\n\nOptions");
   desc.add_options()("help,h", "show this help")
     ("capture", po::value(&capture)->default_value(capture), "capture base path (BASE.sigmf-meta); generated when missing")
     ("payload", po::value(&payload), "where the end-to-end region writes the payload (default: BASE.payload)")
@@ -41,7 +42,7 @@ int run_pipeline(const std::vector<std::string>& args, const std::string& comman
     ("e2e-batch", po::value(&c.e2e_batches)->multitoken()->value_name("SYMBOLS..."),
      "symbols per batch of the end-to-end region, one row each (default: whd-rx's)")
     ("e2e-threads", po::value(&c.e2e_threads)->multitoken()->value_name("N..."),
-     "host threads (whd-rx -j) of the end-to-end region, an int8 row each on 1 and --gpus GPUs (default: every core)")
+     "host threads (whd-rx -j) of the end-to-end region, a row each on 1 and --gpus GPUs (default: every core)")
     ("cpu-threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)");
   add_output_options(desc, json, markdown);
   if (const auto done = parse_subcommand("pipeline", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map& vm) {

@@ -515,10 +515,9 @@ void pipeline_rows(bench_context& ctx, device_symbols& dev, const packed_windows
 
 /// One receiver set-up of region (c).
 struct e2e_case {
-  tr::link_format fmt = tr::link_format::int8;
   int gpus = 1;
   std::size_t batch = 0; ///< 0: the receiver's default
-  unsigned threads = 0;  ///< the host's packing and locating threads (whd-rx -j); 0: every core
+  unsigned threads = 0;  ///< the host's reading and locating threads (whd-rx -j); 0: every core
 };
 
 /// Region (c) for one set-up: the receiver as whd-rx runs it, with its own batch
@@ -528,12 +527,11 @@ struct e2e_case {
 /// capture does; its first run, set-up included, is timed apart and reported beside.
 void end_to_end_row(bench_context& ctx, const e2e_case& c, const std::string& out_path)
 {
-  const std::string link(tr::to_string(c.fmt));
+  const std::string stored(to_string(ctx.reader.type())); // what crosses the link: the capture as stored
   const std::string on_batch =
       (c.batch ? ", batch " + std::to_string(c.batch) : "") + (c.threads ? ", " + std::to_string(c.threads) + " threads" : "");
-  const std::string what = "end-to-end " + link + " x" + std::to_string(c.gpus) + " GPU" + on_batch;
+  const std::string what = "end-to-end " + stored + " x" + std::to_string(c.gpus) + " GPU" + on_batch;
   bb::gpu_config g;
-  g.link = c.fmt;
   g.nof_gpus = c.gpus;
   g.nof_streams = ctx.nof_streams;
   if (c.batch) {
@@ -573,9 +571,9 @@ void end_to_end_row(bench_context& ctx, const e2e_case& c, const std::string& ou
   }
   ctx.r.stage_seconds.emplace_back(what + ": first run, receiver made in it (not in the region)", first_run);
   region_row row{"end-to-end (capture in page cache)", (c.gpus > 1 ? "whd gpu x" + std::to_string(c.gpus) + " GPUs" : "whd gpu") + on_batch,
-                 link, ctx.count};
+                 stored, ctx.count};
   set_times(row, t);
-  row.link_bytes = double(ctx.count) * double(p::N * tr::link_bytes_per_sample(c.fmt));
+  row.link_bytes = double(ctx.reader.size()) * double(bytes_per_sample(ctx.reader.type()));
   ctx.r.rows.push_back(row);
   // A payload sent where it is not kept (--payload /dev/null) cannot be compared.
   if (std::filesystem::is_regular_file(out_path)) {
@@ -587,22 +585,21 @@ void end_to_end_row(bench_context& ctx, const e2e_case& c, const std::string& ou
 }
 
 /// Region (c), end-to-end: capture file (page cache) to payload file, the whole
-/// whd-rx chain, on the int8 and half links, each --e2e-batch, over --gpus GPUs,
+/// whd-rx chain, with the receiver's defaults, each --e2e-batch, over --gpus GPUs,
 /// and each --e2e-threads on 1 and --gpus GPUs.
 void end_to_end_rows(bench_context& ctx)
 {
   const std::string out_path = ctx.cfg.payload.empty() ? ctx.base + ".payload" : ctx.cfg.payload.string();
-  const auto int8 = tr::link_format::int8;
-  std::vector<e2e_case> cases{{int8, 1, 0, 0}, {tr::link_format::half, 1, 0, 0}};
+  std::vector<e2e_case> cases{{1, 0, 0}};
   for (std::size_t b : ctx.cfg.e2e_batches) {
-    cases.push_back({int8, 1, b, 0});
+    cases.push_back({1, b, 0});
   }
   if (ctx.nof_gpus > 1) {
-    cases.push_back({int8, ctx.nof_gpus, 0, 0});
+    cases.push_back({ctx.nof_gpus, 0, 0});
   }
   for (unsigned n : ctx.cfg.e2e_threads) {
     for (int gpus : ctx.gpu_counts) {
-      cases.push_back({int8, gpus, 0, n});
+      cases.push_back({gpus, 0, n});
     }
   }
   for (const auto& c : cases) {

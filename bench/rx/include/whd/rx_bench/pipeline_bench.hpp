@@ -32,7 +32,7 @@ struct pipeline_bench_config {
   bool end_to_end = true;                ///< also region (c) and the CPU backend end to end
   std::filesystem::path payload;         ///< where region (c) writes the payload (default: beside the capture)
   std::vector<std::size_t> e2e_batches;  ///< region (c)'s symbols per batch, a row each (empty: the receiver's default)
-  std::vector<unsigned> e2e_threads;     ///< region (c)'s host thread counts (whd-rx -j), an int8 row each on 1 and --gpus GPUs
+  std::vector<unsigned> e2e_threads;     ///< region (c)'s host thread counts (whd-rx -j), a row each on 1 and --gpus GPUs
   unsigned cpu_threads = 0;              ///< CPU backend threads (0: all)
   std::string commit;
   std::string command;
@@ -42,7 +42,7 @@ struct pipeline_bench_config {
 struct region_row {
   std::string region;    ///< "device-resident", "pipeline", "end-to-end"
   std::string engine;    ///< "whd fused", "cufft chain", "whd cpu", "h2d copy"
-  std::string link;      ///< "int8", "half", "f32", or "-"
+  std::string link;      ///< "int8", "half", "f32"; end-to-end: the capture's datatype (it crosses as stored), or "-"
   uint64_t symbols = 0;
   double median_s = 0.0, min_s = 0.0, max_s = 0.0;
   double link_bytes = 0.0;  ///< bytes that crossed host->device in the region
