@@ -268,7 +268,7 @@ packed_windows pack_every_window(bench_context& ctx, tr::link_format fmt)
   const std::size_t count = ctx.count, bpw = w.bytes_per_window;
   const datatype type = ctx.reader.type();
   const auto t0 = steady::now();
-  const unsigned nt = ctx.r.host_threads;
+  const unsigned nt = ctx.r.env.host_threads;
   std::vector<std::jthread> threads;
   for (unsigned t = 0; t < nt; ++t) {
     threads.emplace_back([&, t] {
@@ -619,14 +619,7 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
   }
   WHD_CUDA_CHECK(cudaSetDevice(0));
   pipeline_bench_result r;
-  const bench_env env = collect_env(cfg.commit, cfg.command);
-  r.device = env.device;
-  r.driver = env.driver;
-  r.date = env.date;
-  r.commit = env.commit;
-  r.command = env.command;
-  r.cpu = env.cpu;
-  r.host_threads = std::max(1u, env.host_threads);
+  r.env = collect_env(cfg.commit, cfg.command);
 
   bench_context ctx(cfg, progress, r);
   locate_frames(ctx);
@@ -647,14 +640,10 @@ pipeline_bench_result run_pipeline_bench(const pipeline_bench_config& cfg, const
 
 std::string to_json(const pipeline_bench_result& r)
 {
-  nlohmann::json j;
-  j["device"] = r.device;
-  j["driver"] = r.driver;
-  j["date"] = r.date;
-  j["commit"] = r.commit;
-  j["command"] = r.command;
-  j["cpu"] = r.cpu;
-  j["host_threads"] = r.host_threads;
+  const bench_env& e = r.env;
+  nlohmann::json j{{"device", e.device}, {"driver", e.driver},   {"date", e.date},
+                   {"commit", e.commit}, {"command", e.command}, {"cpu", e.cpu},
+                   {"host_threads", e.host_threads}};
   j["data_symbols"] = r.data_symbols;
   j["locate_s"] = r.locate_s;
   j["ceilings_gbps"] = {{"h2d", r.h2d_gbps}, {"d2h", r.d2h_gbps}, {"d2d_read_plus_write", r.d2d_gbps}};
@@ -690,8 +679,9 @@ std::string to_markdown(const pipeline_bench_result& r)
   std::ostringstream o;
   char buf[512];
   o << "# whd-bench pipeline\n\n";
-  o << "- device: " << r.device << ", driver " << r.driver << "\n- host: " << r.cpu << ", " << r.host_threads << " threads\n";
-  o << "- date: " << r.date << "\n- commit: " << r.commit << "\n- command: `" << r.command << "`\n";
+  const bench_env& e = r.env;
+  o << "- device: " << e.device << ", driver " << e.driver << "\n- host: " << e.cpu << ", " << e.host_threads << " threads\n";
+  o << "- date: " << e.date << "\n- commit: " << e.commit << "\n- command: `" << e.command << "`\n";
   o << "- capture: 16-QAM, " << r.data_symbols << " data symbols (ci8 SigMF); frames located on the host in " << r.locate_s << " s\n";
   std::snprintf(buf, sizeof buf, "- ceilings measured in this run: H2D %.2f GB/s, D2H %.2f GB/s, D2D %.1f GB/s (read + write)\n", r.h2d_gbps,
                 r.d2h_gbps, r.d2d_gbps);

@@ -7,6 +7,8 @@
 ///  (c) end-to-end: capture file (page cache) opened -> payload file written
 #pragma once
 
+#include <whd/rx_bench/bench_env.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -51,8 +53,7 @@ struct region_row {
 
 /// Everything a run measured.
 struct pipeline_bench_result {
-  std::string device, driver, date, commit, command, cpu;
-  unsigned host_threads = 0;
+  bench_env env;
   uint64_t data_symbols = 0;
   double locate_s = 0.0;          ///< frame location on the host (CPU, once)
   double h2d_gbps = 0.0;          ///< pinned host -> device copy ceiling (cudaMemcpyAsync, 1 GiB, median)
