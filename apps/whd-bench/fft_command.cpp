@@ -21,21 +21,6 @@ namespace {
 
 namespace po = boost::program_options;
 
-/// The options as given, before validation.
-struct fft_options {
-  bool tune = false;
-  std::string json;
-  std::string markdown;
-  std::string batches = "10-20";
-  int repeats = 21;
-  int warmup = 3;
-  double sample_ms = 2.0;
-  int tune_batch = 16;
-  std::size_t per_scale = 1;
-  std::uint64_t seed = 1;
-  std::string cache;
-};
-
 /// A whole decimal number, or throws naming `what`.
 int parse_int(std::string_view text, const std::string& what)
 {
@@ -69,48 +54,41 @@ std::vector<int> parse_batches(const std::string& s)
 
 int run_fft(const std::vector<std::string>& args, const std::string& command)
 {
-  fft_options o;
+  fft::bench::fft_bench_config c;
+  std::string batches = "10-20", cache, json, markdown;
   po::options_description desc("whd-bench fft [options]");
   desc.add_options()("help,h", "show this help")(
-      "tune", po::bool_switch(&o.tune), "time every variant first, keep the fastest per input type in the tune cache")(
-      "batches", po::value(&o.batches)->default_value(o.batches),
+      "tune", po::bool_switch(&c.tune), "time every variant first, keep the fastest per input type in the tune cache")(
+      "batches", po::value(&batches)->default_value(batches),
       "log2 of the batch sizes: a range 10-20 or a list 10,16,20")(
-      "repeats", po::value(&o.repeats)->default_value(o.repeats), "timed samples per measurement (median reported)")(
-      "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed launches before each measurement")(
-      "sample-ms", po::value(&o.sample_ms)->default_value(o.sample_ms), "length of one timed sample [ms]")(
-      "tune-batch", po::value(&o.tune_batch)->default_value(o.tune_batch), "log2 of the batch the tuner times")(
-      "per-scale", po::value(&o.per_scale)->default_value(o.per_scale), "int8 input: transforms per scale")(
-      "seed", po::value(&o.seed)->default_value(o.seed), "seed of the random inputs")(
-      "cache", po::value(&o.cache), "tune cache file (default: $WHD_FFT_TUNE_CACHE or ~/.cache/whd-rx/fft-tune.json)");
-  add_output_options(desc, o.json, o.markdown);
+      "repeats", po::value(&c.repeats)->default_value(c.repeats), "timed samples per measurement (median reported)")(
+      "warmup", po::value(&c.warmup)->default_value(c.warmup), "untimed launches before each measurement")(
+      "sample-ms", po::value(&c.sample_ms)->default_value(c.sample_ms), "length of one timed sample [ms]")(
+      "tune-batch", po::value(&c.tune_log2_batch)->default_value(c.tune_log2_batch), "log2 of the batch the tuner times")(
+      "per-scale", po::value(&c.nof_per_scale)->default_value(c.nof_per_scale), "int8 input: transforms per scale")(
+      "seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs")(
+      "cache", po::value(&cache), "tune cache file (default: $WHD_FFT_TUNE_CACHE or ~/.cache/whd-rx/fft-tune.json)");
+  add_output_options(desc, json, markdown);
 
-  fft::bench::fft_bench_config c;
   if (const auto done = parse_subcommand("fft", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map&) {
-    c.log2_batches = parse_batches(o.batches);
+    c.log2_batches = parse_batches(batches);
     for (int k : c.log2_batches) {
       if (k < 0 || k > 24) {
         throw std::invalid_argument("batch 2^" + std::to_string(k) + " is out of range (0..24)");
       }
     }
-    if (c.log2_batches.empty() || o.repeats < 1 || o.warmup < 0 || o.sample_ms <= 0.0 || o.per_scale < 1 ||
-        o.tune_batch < 0 || o.tune_batch > 24) {
+    if (c.log2_batches.empty() || c.repeats < 1 || c.warmup < 0 || c.sample_ms <= 0.0 || c.nof_per_scale < 1 ||
+        c.tune_log2_batch < 0 || c.tune_log2_batch > 24) {
       throw std::invalid_argument("need batches, --repeats >= 1, --warmup >= 0, --sample-ms > 0, --per-scale >= 1");
     }
   })) {
     return *done;
   }
-  c.tune = o.tune;
-  c.repeats = o.repeats;
-  c.warmup = o.warmup;
-  c.sample_ms = o.sample_ms;
-  c.tune_log2_batch = o.tune_batch;
-  c.nof_per_scale = o.per_scale;
-  c.seed = o.seed;
-  c.tune_cache = o.cache.empty() ? fft::tune_cache_path() : std::filesystem::path(o.cache);
+  c.tune_cache = cache.empty() ? fft::tune_cache_path() : std::filesystem::path(cache);
   spdlog::default_logger()->clone("whd-bench")->info("fft: batches {}, repeats {}, warmup {}, sample {} ms, tune {}, cache {}, seed {}",
-                                                     o.batches, c.repeats, c.warmup, c.sample_ms, c.tune, c.tune_cache.string(), c.seed);
-  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return fft::bench::run_fft_bench(cfg, progress); }, o.json,
-                        o.markdown);
+                                                     batches, c.repeats, c.warmup, c.sample_ms, c.tune, c.tune_cache.string(), c.seed);
+  return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return fft::bench::run_fft_bench(cfg, progress); }, json,
+                        markdown);
 }
 
 } // namespace whd::bench_app
