@@ -31,15 +31,7 @@ namespace {
 namespace p = profile;
 namespace bb = baseband;
 namespace tr = transport;
-using steady = std::chrono::steady_clock;
 using json = nlohmann::json;
-
-std::string fmt(const char* f, double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 /// What identifies a frame of the report: two decodes agree when every frame's do.
 struct frame_key {
@@ -63,7 +55,7 @@ std::filesystem::path capture_base(const std::filesystem::path& dir, const std::
 {
   std::string stem = name;
   if (scale != 1.0) {
-    stem += "-s" + fmt("%g", scale);
+    stem += "-s" + format_value("%g", scale);
   }
   return dir / (stem + "-" + std::string(to_string(t)));
 }
@@ -86,8 +78,8 @@ void make_capture(const traffic_shape& s, datatype t, const std::filesystem::pat
   bb::output_config oc;
   oc.base = base.string() + ".partial-" + std::to_string(::getpid());
   oc.type = t;
-  oc.description = "whd-bench traffic shape " + s.name + ": " + describe(s) + ", SNR " + fmt("%g", TRAFFIC_SNR_DB) + " dB, seed " +
-                   std::to_string(TRAFFIC_SEED);
+  oc.description = "whd-bench traffic shape " + s.name + ": " + describe(s) + ", SNR " + format_value("%g", TRAFFIC_SNR_DB) +
+                   " dB, seed " + std::to_string(TRAFFIC_SEED);
   const auto summary = bb::write_capture(cc, oc);
   std::filesystem::rename(summary.truth_path, base.string() + ".truth");
   std::filesystem::rename(summary.frames_path, base.string() + ".frames.json");
@@ -308,7 +300,7 @@ std::string describe(const traffic_shape& s)
     d += ", " + std::to_string(s.taps) + " taps";
   }
   if (s.cfo_Hz != 0.0) {
-    d += ", CFO " + fmt("%g", s.cfo_Hz / 1e3) + " kHz";
+    d += ", CFO " + format_value("%g", s.cfo_Hz / 1e3) + " kHz";
   }
   if (s.random_phase) {
     d += ", random phase";
@@ -435,7 +427,7 @@ traffic_bench_result run_traffic_bench(const traffic_bench_config& cfg, const st
     c.samples = info.nof_samples;
     c.air_s = double(info.nof_samples) / info.sample_rate_sps.value_or(p::SAMPLE_RATE_SPS);
     if (c.made) {
-      progress("made " + c.path + " in " + fmt("%.2f", c.make_s) + " s");
+      progress("made " + c.path + " in " + format_value("%.2f", c.make_s) + " s");
     }
   }
 
@@ -458,8 +450,9 @@ traffic_bench_result run_traffic_bench(const traffic_bench_config& cfg, const st
       if (row.error.empty()) {
         row.x_realtime_air = cap.air_s / row.time.median_s;
         row.ns_per_data_symbol = row.data_symbols ? row.time.median_s * 1e9 / double(row.data_symbols) : 0.0;
-        progress(cap.shape + " " + cap.datatype + " " + std::string(to_string(b)) + ": " + fmt("%.3f", row.time.median_s) + " s, " +
-                 fmt("%.3f", row.x_realtime_air) + "x real time (air), " + fmt("%.1f", row.ns_per_data_symbol) + " ns/data symbol");
+        progress(cap.shape + " " + cap.datatype + " " + std::string(to_string(b)) + ": " + format_value("%.3f", row.time.median_s) +
+                 " s, " + format_value("%.3f", row.x_realtime_air) + "x real time (air), " + format_value("%.1f", row.ns_per_data_symbol) +
+                 " ns/data symbol");
       } else {
         progress(cap.shape + " " + cap.datatype + " " + std::string(to_string(b)) + " FAILED: " + row.error);
       }
@@ -596,7 +589,7 @@ std::string to_markdown(const traffic_bench_result& r)
   o << "| shape | type | capture | air [ms] | made |\n|---|---|---|---:|---|\n";
   for (const auto& c : r.captures) {
     std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.2f | %s |\n", c.shape.c_str(), c.datatype.c_str(), c.description.c_str(),
-                  c.air_s * 1e3, c.made ? fmt("%.1f s", c.make_s).c_str() : "reused");
+                  c.air_s * 1e3, c.made ? format_value("%.1f s", c.make_s).c_str() : "reused");
     o << buf;
   }
   o << "\n| shape | type | backend | region | frames | data symbols | time [s] | min..max [s] | x real time (air) | ns / data "
@@ -611,7 +604,7 @@ std::string to_markdown(const traffic_bench_result& r)
     }
     std::string split = "-", truth = "-";
     if (row.report_setup_s) {
-      split = fmt("%.3f", *row.report_setup_s) + " / " + fmt("%.3f", *row.report_decode_s);
+      split = format_value("%.3f", *row.report_setup_s) + " / " + format_value("%.3f", *row.report_decode_s);
     }
     if (row.truth_bit_errors) {
       truth = *row.truth_bit_errors == 0 ? "yes" : std::to_string(*row.truth_bit_errors) + " bits differ";
