@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -225,7 +226,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--llr-scale must be a positive number";
   } else if (o.llr == "-" && (o.payload == "-" || o.report == "-")) {
     problem = "--llr - writes the soft values to standard output: give the payload and the report files (-o FILE --report FILE)";
-  } else if (!o.llr.empty() && o.llr == o.payload) {
+  } else if (!o.llr.empty() && o.llr == o.payload && !std::filesystem::is_character_file(o.llr)) {
     problem = "--llr and -o name the same file";
   } else if (o.dump_frames.empty() || o.dump_frames.find_first_not_of("0123456789,") != std::string::npos) {
     problem = "--dump-frames must be frame indices separated by commas, e.g. 0,2, not '" + o.dump_frames + "'";
