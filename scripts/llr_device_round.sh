@@ -12,18 +12,11 @@ final=${OUT:-out-llr}
 out=$(mktemp -d)
 mkdir -p "$final"
 trap 'cp "$out"/llr-speed.md "$out"/ber.json "$out"/ber.md "$final"/ 2>/dev/null; tar czf "$final/logs.tgz" -C "$out" .' EXIT
-export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export WHD_VECTORS_DIR=$dist/vectors
-export PATH=$PATH:/usr/local/cuda/bin
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+source "$(dirname "$0")/device_env.sh"
 { nvidia-smi; lscpu; } >"$out/machine.txt" 2>&1
 
 echo "== gpu tests"
-for t in baseband_gpu_tests fft_gpu_tests; do
-  [[ -x $dist/bin/$t ]] || continue
-  timeout 300 "$dist/bin/$t" >"$out/$t.log" 2>&1
-  echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/$t.log" | tr '\n' ' ')"
-done
+gpu_tests 300
 grep -E "one step apart|calibration slope" "$out/baseband_gpu_tests.log"
 echo "== sanitizers on the soft-output tests"
 for tool in memcheck racecheck; do

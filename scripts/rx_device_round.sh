@@ -12,18 +12,11 @@ final=${OUT:-out-rx}
 out=$(mktemp -d)
 mkdir -p "$final"
 trap 'cp "$out"/pipeline.md "$out"/pipeline.json "$final"/ 2>/dev/null; tar czf "$final/logs.tgz" -C "$out" .' EXIT
-export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export WHD_VECTORS_DIR=$dist/vectors
-export PATH=$PATH:/usr/local/cuda/bin
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+source "$(dirname "$0")/device_env.sh"
 
 { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE; } >"$out/smi.txt" 2>&1
 echo "== gpu tests"
-for t in baseband_gpu_tests fft_gpu_tests; do
-  [[ -x $dist/bin/$t ]] || continue
-  timeout 240 "$dist/bin/$t" >"$out/$t.log" 2>&1
-  echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/$t.log" | tr '\n' ' ')"
-done
+gpu_tests 240
 echo "== sanitizers (baseband_gpu_tests)"
 # The out-of-memory test provokes failing allocations on purpose: memcheck would
 # count them as API errors, so it runs apart (scripts/scale_device_round.sh).

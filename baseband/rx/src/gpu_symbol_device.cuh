@@ -122,33 +122,31 @@ __device__ __forceinline__ float2 pilot_rotation(float2 y_pilot, pilot_weight w)
   return mag > 0.0f ? make_float2(w.sign * acc.x / mag, -w.sign * acc.y / mag) : make_float2(1.0f, 0.0f);
 }
 
-/// Equalise, demap and pack one symbol's payload bytes (Y in natural bin order).
+/// Equalise, demap and pack one symbol's payload bytes (Y in natural bin order), B
+/// bits a tone (2: QPSK, 4: 16-QAM): thread t writes bytes t, t + GROUP, ...
+template <int B>
+__device__ __forceinline__ void demap_bytes_of(const float2* y, const frame_params& fp, float2 rot, uint8_t* out, int t)
+{
+  constexpr int PER_BYTE = 8 / B; // tones a byte holds
+  for (int byte = t; byte < profile::NOF_DATA / PER_BYTE; byte += GROUP) {
+    unsigned bits = 0;
+#pragma unroll
+    for (int j = 0; j < PER_BYTE; ++j) {
+      const int bin = D_TONES.data_bin[PER_BYTE * byte + j];
+      const float2 z = cmulf(cmulf(y[bin], fp.inv[bin]), rot);
+      bits = (bits << B) | (B == 4 ? demap_qam16(z.x, z.y) : demap_qpsk(z.x, z.y));
+    }
+    out[byte] = uint8_t(bits);
+  }
+}
+
+/// demap_bytes_of for the frame's modulation.
 __device__ __forceinline__ void demap_bytes(const float2* y, const frame_params& fp, float2 rot, uint8_t* out, int t)
 {
-  auto equalised = [&](int d) {
-    const int bin = D_TONES.data_bin[d];
-    return cmulf(cmulf(y[bin], fp.inv[bin]), rot);
-  };
   if (fp.mod == int(profile::modulation::qpsk)) {
-    for (int byte = t; byte < profile::NOF_DATA / 4; byte += GROUP) {
-      unsigned bits = 0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float2 z = equalised(4 * byte + j);
-        bits = (bits << 2) | demap_qpsk(z.x, z.y);
-      }
-      out[byte] = uint8_t(bits);
-    }
+    demap_bytes_of<2>(y, fp, rot, out, t);
   } else {
-    for (int byte = t; byte < profile::NOF_DATA / 2; byte += GROUP) {
-      unsigned bits = 0;
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const float2 z = equalised(2 * byte + j);
-        bits = (bits << 4) | demap_qam16(z.x, z.y);
-      }
-      out[byte] = uint8_t(bits);
-    }
+    demap_bytes_of<4>(y, fp, rot, out, t);
   }
 }
 
