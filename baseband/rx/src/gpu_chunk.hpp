@@ -103,10 +103,14 @@ struct chunk_slot {
   cuda::device_buffer<uint8_t> d_out;
   cuda::pinned_buffer<uint8_t> h_out;
   cuda::pinned_buffer<frame_params> h_carry;
-  /// Soft values (rx_config::llr; empty without): LLR_STRIDE values a symbol.
+  /// Soft values (rx_config::llr; empty without): up to LLR_STRIDE values a symbol,
+  /// packed in payload order (each symbol's at its h_llr_offsets entry).
   std::size_t llr_stride_bytes = 0;
   cuda::device_buffer<uint8_t> d_llr;
   cuda::pinned_buffer<uint8_t> h_llr;
+  cuda::pinned_buffer<uint32_t> h_llr_offsets;
+  cuda::device_buffer<uint32_t> d_llr_offsets;
+  std::size_t llr_bytes = 0; ///< the chunk's soft values, bytes
   cuda::event done;
   // What the chunk holds.
   uint64_t first = 0, nof = 0, lo = 0, hi = 0;

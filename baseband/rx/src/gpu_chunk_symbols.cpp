@@ -9,7 +9,9 @@ void open_frames::list(chunk_slot& s)
 {
   constexpr uint64_t L = CHUNK_L;
   s.count = 0;
+  s.llr_bytes = 0;
   s.segments.clear();
+  const std::size_t llr_value = s.llr_stride_bytes / LLR_STRIDE; // bytes a soft value takes (0: none)
   std::size_t nof_carried = 0;
   const uint64_t end = s.first + s.nof;
   for (open_frame& o : open_) {
@@ -26,6 +28,10 @@ void open_frames::list(chunk_slot& s)
     while (o.next < o.end && o.fft0 + o.next * L + profile::N <= end && s.count < s.max_symbols) {
       s.h_offsets[s.count] = uint32_t(o.fft0 + o.next * L - s.first);
       s.h_desc[s.count] = {o.params, uint32_t(o.next)};
+      if (llr_value != 0) {
+        s.h_llr_offsets[s.count] = uint32_t(s.llr_bytes);
+        s.llr_bytes += o.bytes_per_symbol * 8 * llr_value;
+      }
       ++s.count;
       ++o.next;
     }

@@ -69,12 +69,13 @@ void chunk_writer::write(chunk_slot& s)
     note_bad_samples(s);
   }
   // One write a chunk: QPSK symbols (84 of the 168 bytes of their slot) are packed
-  // together first, so that the sink sees large writes; soft values alike.
+  // together first, so that the sink sees large writes. The soft values come packed
+  // from the device (8 to 32 times the payload's bytes: packing them here bound the
+  // writer on mixed modulations).
   write_packed(sink_, s, s.h_out.data(), OUT_STRIDE, [](const segment& seg) { return seg.bytes_per_symbol; });
   if (llr_.sink != nullptr) {
-    const std::size_t vb = llr_value_bytes(llr_.format);
-    res_.llr_bytes +=
-        write_packed(*llr_.sink, s, s.h_llr.data(), s.llr_stride_bytes, [vb](const segment& seg) { return seg.bytes_per_symbol * 8 * vb; });
+    llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));
+    res_.llr_bytes += s.llr_bytes;
   }
 }
 

@@ -62,9 +62,12 @@ struct batch_view {
   const frame_params* frames;
   uint8_t* out;               ///< count * OUT_STRIDE bytes, 4-byte aligned
   std::size_t count;
-  /// Soft output (f32 link form only; null: none): count * LLR_STRIDE values of
-  /// llr_form, each symbol's at its slot's start, in payload order.
+  /// Soft output (f32 link form only; null: none): values of llr_form in payload
+  /// order, symbol i's bits_per_symbol values from byte llr_offsets[i] (packed: a
+  /// QPSK symbol takes half of a 16-QAM one), or from i * LLR_STRIDE values when
+  /// llr_offsets is null.
   void* llr = nullptr;
+  const uint32_t* llr_offsets = nullptr;
   llr_format llr_form = llr_format::int8;
   float llr_scale = 1.0f; ///< int8's round(LLR x scale)
 };

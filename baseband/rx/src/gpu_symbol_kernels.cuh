@@ -150,7 +150,9 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
       soft = active[k]; // an idle symbol writes no soft values
       if (soft) {
         const soft_target o{(HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane), fp[k]->llr_inv_noise,
-                            static_cast<uint8_t*>(b.llr) + s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form), b.llr_form, b.llr_scale};
+                            static_cast<uint8_t*>(b.llr) + (b.llr_offsets != nullptr ? std::size_t(b.llr_offsets[s[k]])
+                                                                                                     : s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form)),
+                            b.llr_form, b.llr_scale};
         if (fp[k]->mod == int(p::modulation::qpsk)) {
           demap_held<false, true>(v[k], rot, held, bits_s[k], o);
         } else {
