@@ -8,6 +8,7 @@
 #include <whd/baseband/sync.hpp>
 #include <whd/transport/capture.hpp>
 
+#include "false_alarm_sources.hpp"
 #include "rx_test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -27,56 +28,9 @@ namespace {
 namespace bb = whd::baseband;
 namespace p = whd::profile;
 using whd::cf32;
-
-/// splitmix64: a counter-based generator, so sample n is a pure function of (seed, n).
-uint64_t splitmix64(uint64_t x)
-{
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-/// A source whose samples are computed on demand from their index (random access
-/// and thread-safe like a file, without holding 10^7 samples in memory).
-class function_source final : public whd::transport::sample_source {
-public:
-  function_source(uint64_t nof_samples, std::function<cf32(uint64_t)> sample)
-      : size_(nof_samples), sample_(std::move(sample))
-  {
-  }
-  uint64_t size() const override { return size_; }
-  std::size_t read(uint64_t first, std::span<cf32> out) const override
-  {
-    const std::size_t n = first >= size_ ? 0 : std::size_t(std::min<uint64_t>(out.size(), size_ - first));
-    for (std::size_t i = 0; i < n; ++i) {
-      out[i] = sample_(first + i);
-    }
-    return n;
-  }
-  whd::datatype type() const override { return whd::datatype::cf32_le; }
-  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const override
-  {
-    return read(first, std::span<cf32>(reinterpret_cast<cf32*>(out.data()), out.size() / sizeof(cf32)));
-  }
-  void release(uint64_t, uint64_t) const override {}
-
-private:
-  uint64_t size_;
-  std::function<cf32(uint64_t)> sample_;
-};
-
-/// Complex white Gaussian noise of unit power: Box-Muller on two uniforms from
-/// the hash of (seed, n).
-cf32 gaussian_noise(uint64_t seed, uint64_t n)
-{
-  const uint64_t a = splitmix64(seed ^ (2 * n)), b = splitmix64(seed ^ (2 * n + 1));
-  const double u1 = (double(a >> 11) + 1.0) * 0x1.0p-53; // (0, 1]
-  const double u2 = double(b >> 11) * 0x1.0p-53;         // [0, 1)
-  const double r = std::sqrt(-std::log(u1)); // E r^2 = 1: unit complex power
-  const double ph = 2.0 * std::numbers::pi * u2;
-  return {float(r * std::cos(ph)), float(r * std::sin(ph))};
-}
+using whd::test::function_source;
+using whd::test::gaussian_noise;
+using whd::test::tone;
 
 bb::rx_config one_thread()
 {
@@ -156,12 +110,6 @@ void check_periodic(const std::string& what, uint64_t nof_samples, const std::fu
   // capture. 20 s per 1e5 samples (over 30x what the search needs on one loaded
   // core) bounds it without depending on the machine.
   EXPECT_LT(s, 20.0 * double(nof_samples) / 1e5) << what << ": the search over a periodic signal takes too long";
-}
-
-cf32 tone(double cycles_per_sample, uint64_t n)
-{
-  const double ph = 2.0 * std::numbers::pi * std::remainder(cycles_per_sample * double(n), 1.0);
-  return {float(std::cos(ph)), float(std::sin(ph))};
 }
 
 TEST(rx_false_alarm, a_pure_tone_gives_nothing)
