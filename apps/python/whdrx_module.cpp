@@ -150,13 +150,14 @@ py::dict choice_dict(const bb::receiver_choice& c)
   return d;
 }
 
-/// Decoded bytes as a 1-D numpy array of `dtype` that owns them (no copy).
-py::array owned_array(std::vector<uint8_t>&& bytes, const py::dtype& dtype)
+/// Decoded bytes as a 1-D numpy array of `dtype`, whose values take `item` bytes,
+/// that owns them (no copy). The item size is ours, not read from the dtype: pybind11
+/// before 2.12 reads it from NumPy 1's descriptor layout, which NumPy 2 changed.
+py::array owned_array(std::vector<uint8_t>&& bytes, const py::dtype& dtype, std::size_t item)
 {
   auto* held = new std::vector<uint8_t>(std::move(bytes));
   py::capsule owner(held, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
-  const auto item = py::ssize_t(dtype.itemsize());
-  return py::array(dtype, {py::ssize_t(held->size()) / item}, {item}, held->data(), owner);
+  return py::array(dtype, {py::ssize_t(held->size() / item)}, {py::ssize_t(item)}, held->data(), owner);
 }
 
 /// numpy's name of a soft-output format's values.
@@ -290,7 +291,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   auto report = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth);
   if (llr_format) {
     report["llr"] = bb::llr_report(o.llr_out, o.result, "<memory: DecodeResult.llr>");
-    d["llr"] = owned_array(std::move(o.llr), py::dtype(numpy_dtype(*llr_format)));
+    d["llr"] = owned_array(std::move(o.llr), py::dtype(numpy_dtype(*llr_format)), bb::llr_value_bytes(*llr_format));
   } else {
     d["llr"] = py::none();
   }
@@ -301,7 +302,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   if (args.output) {
     d["payload"] = py::none();
   } else {
-    d["payload"] = owned_array(std::move(o.payload), py::dtype("uint8"));
+    d["payload"] = owned_array(std::move(o.payload), py::dtype("uint8"), 1);
   }
   return d;
 }

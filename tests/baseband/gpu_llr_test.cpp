@@ -58,7 +58,9 @@ soft_run decode(bool gpu, const tr::sample_source& src, bb::llr_format f, std::s
 std::vector<float> as_floats(const std::vector<uint8_t>& b)
 {
   std::vector<float> f(b.size() / 4);
-  std::memcpy(f.data(), b.data(), f.size() * 4);
+  if (!f.empty()) { // memcpy's pointers must not be null, even for no bytes
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+  }
   return f;
 }
 

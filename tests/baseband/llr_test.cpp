@@ -161,7 +161,9 @@ soft_run run_soft(const whd::transport::sample_source& src, bb::rx_config cfg, b
 std::vector<float> as_floats(const std::vector<uint8_t>& b)
 {
   std::vector<float> f(b.size() / 4);
-  std::memcpy(f.data(), b.data(), f.size() * 4);
+  if (!f.empty()) { // memcpy's pointers must not be null, even for no bytes
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+  }
   return f;
 }
 
