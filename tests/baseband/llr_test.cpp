@@ -142,6 +142,49 @@ TEST(llr, encoded_forms_hold_the_values)
   }
 }
 
+TEST(llr, half_conversion_equals_the_compilers_binary16)
+{
+  // GCC's _Float16 (IEEE binary16, round to nearest even) is the reference: the
+  // library converts by bits so that any host compiler gives the same values.
+  auto check = [](float f) {
+    const _Float16 ref = static_cast<_Float16>(f);
+    uint16_t want;
+    std::memcpy(&want, &ref, 2);
+    const uint16_t got = bb::float_to_half(f);
+    if (std::isnan(f)) {
+      ASSERT_EQ(got & 0x7c00u, 0x7c00u) << f;
+      ASSERT_NE(got & 0x03ffu, 0u) << f;
+    } else {
+      ASSERT_EQ(got, want) << f;
+    }
+  };
+  for (float f : {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e9f, 6.1035156e-05f, 6.0975552e-05f,
+                  5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f, 1e-10f, std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    check(f);
+  }
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int n = 0; n < 2000000; ++n) {
+    const uint32_t u = bits(rng);
+    float f;
+    std::memcpy(&f, &u, 4);
+    check(f);
+  }
+  // Every float with the 13 bits a half drops at a tie or next to one, over the whole range.
+  for (uint32_t e = 0; e < 256; ++e) {
+    for (uint32_t low : {0x0fffu, 0x1000u, 0x1001u, 0x0000u, 0x1fffu}) {
+      for (uint32_t m : {0u, 1u, 0x3ffu, 0x155u}) {
+        const uint32_t u = (e << 23) | (m << 13) | low;
+        float f;
+        std::memcpy(&f, &u, 4);
+        check(f);
+        check(-f);
+      }
+    }
+  }
+}
+
 /// Receiver run with soft output into memory.
 struct soft_run {
   whd::test::rx_output out;

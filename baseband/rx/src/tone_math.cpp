@@ -148,6 +148,36 @@ void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, p:
   }
 }
 
+uint16_t float_to_half(float f)
+{
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  u &= 0x7fffffffu;
+  if (u > 0x7f800000u) {
+    return uint16_t(sign | 0x7e00u); // NaN (quiet)
+  }
+  if (u >= 0x477ff000u) {
+    return uint16_t(sign | 0x7c00u); // 65520 and above round to infinity
+  }
+  if (u < 0x38800000u) {
+    // Below 2^-14: a subnormal half, 2^-24 steps. Adding 0.5 (2^-1) puts the value's
+    // 2^-24 multiples in the low mantissa bits of a float of exponent -1, rounded to
+    // nearest even by the addition itself; the bits above are 0.5's.
+    float x;
+    std::memcpy(&x, &u, 4);
+    const float y = x + 0.5f;
+    uint32_t v;
+    std::memcpy(&v, &y, 4);
+    return uint16_t(sign | (v - 0x3f000000u));
+  }
+  // Normal: rebias the exponent (127 -> 15) and drop 13 mantissa bits, rounding
+  // to nearest, ties to the even result (add 0xfff plus the lowest kept bit).
+  const uint32_t odd = (u >> 13) & 1u;
+  u += 0xc8000fffu + odd; // (15 - 127) << 23, modulo 2^32, plus the rounding
+  return uint16_t(sign | (u >> 13));
+}
+
 void encode_llrs(const float* llr, std::size_t n, llr_format f, float scale, uint8_t* out)
 {
   switch (f) {
@@ -158,8 +188,7 @@ void encode_llrs(const float* llr, std::size_t n, llr_format f, float scale, uin
     break;
   case llr_format::f16:
     for (std::size_t i = 0; i < n; ++i) {
-      // Rounded to nearest, ties to even, as the device's __float2half_rn.
-      const auto h = static_cast<_Float16>(std::clamp(llr[i], -LLR_F16_MAX, LLR_F16_MAX));
+      const uint16_t h = float_to_half(std::clamp(llr[i], -LLR_F16_MAX, LLR_F16_MAX));
       std::memcpy(out + 2 * i, &h, 2);
     }
     break;

@@ -64,6 +64,10 @@ std::array<uint8_t, profile::HEADER_BITS> decide_header(const cf32* y, const cha
 void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, profile::modulation mod, uint8_t* out,
                   float* llr = nullptr);
 
+/// The IEEE binary16 nearest to `f` (ties to even; NaN stays NaN, beyond 65504
+/// rounds to infinity): the device's __float2half_rn, on any host compiler.
+uint16_t float_to_half(float f);
+
 /// `n` LLRs in the stored form of `f` (rx_types.hpp): n x llr_value_bytes(f) bytes
 /// at `out`, little-endian; `scale` is int8's.
 void encode_llrs(const float* llr, std::size_t n, llr_format f, float scale, uint8_t* out);
