@@ -1,29 +1,160 @@
-// Payload write probe: how fast one process can write a payload file into page
-// cache, three ways: fwrite from one thread; ftruncate + mmap with T threads
-// copying; posix_fallocate then pwrite. Writes N MiB in 5 MiB pieces.
-// Build: g++ -O2 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
-// Usage: payload_write_probe PATH THREADS MIB   (PATH is created and removed)
+// How fast one process writes a payload file, five ways, each over the same bytes
+// in pieces of 5 MiB (the GPU receiver's writes are a chunk's payload, 0.1-5 MB):
+//   fwrite       one thread, buffered stdio
+//   pwrite xT    T threads, each its share of a piece at its offset (pwrite)
+//   mmap xT      the file grown sparse (ftruncate), mapped, T threads copying (the
+//                payload sink's way, baseband/common/src/payload_file.cpp)
+//   fallocate+pwrite xT  the blocks allocated first, then T threads pwriting
+//   O_DIRECT xT  T threads pwriting 4 KiB-aligned buffers past the page cache (where
+//                the file system allows it; tmpfs does not)
+// Median of 3 runs each; the file is removed between runs.
+// Build: g++ -O2 -std=c++20 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
+// Usage: payload_write_probe PATH THREADS MIB
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <thread>
 #include <vector>
-#include <cstdlib>
-double now(){return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();}
-int main(int argc,char**argv){
-  const char* path=argv[1]; unsigned T=atoi(argv[2]); size_t N=size_t(atol(argv[3]))<<20; size_t chunk=5<<20;
-  std::vector<char> src(chunk,1);
-  // A: fwrite
-  unlink(path); double t0=now(); FILE*f=fopen(path,"wb"); for(size_t o=0;o<N;o+=chunk) fwrite(src.data(),1,chunk,f); fclose(f); double a=now()-t0;
-  // B: sparse ftruncate + mmap, T threads
-  unlink(path); t0=now(); int fd=open(path,O_RDWR|O_CREAT|O_TRUNC,0644); ftruncate(fd,N); char*m=(char*)mmap(0,N,PROT_WRITE,MAP_SHARED,fd,0);
-  for(size_t o=0;o<N;o+=chunk){ std::vector<std::thread> th; for(unsigned i=0;i<T;i++) th.emplace_back([&,i]{size_t lo=chunk*i/T, hi=chunk*(i+1)/T; memcpy(m+o+lo,src.data()+lo,hi-lo);}); for(auto&x:th)x.join(); }
-  munmap(m,N); close(fd); double b=now()-t0;
-  // C: fallocate then pwrite
-  unlink(path); t0=now(); fd=open(path,O_RDWR|O_CREAT|O_TRUNC,0644); posix_fallocate(fd,0,N); double c1=now()-t0; for(size_t o=0;o<N;o+=chunk) pwrite(fd,src.data(),chunk,o); close(fd); double c=now()-t0;
-  printf("%u threads, %zu MB: fwrite %.2f GB/s; mmap parallel %.2f GB/s; fallocate %.2f GB/s then pwrite total %.2f GB/s\n",T,N>>20,N/a/1e9,N/b/1e9,N/c1/1e9,N/c/1e9);
-  unlink(path);
+
+namespace {
+
+constexpr std::size_t PIECE = std::size_t(5) << 20;
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+/// fn(i) on T threads, joined.
+void parallel(unsigned t, const std::function<void(unsigned)>& fn)
+{
+  std::vector<std::thread> th;
+  for (unsigned i = 0; i < t; ++i) {
+    th.emplace_back(fn, i);
+  }
+  for (auto& x : th) {
+    x.join();
+  }
+}
+
+/// Writes all of [p, p + n) at `off`, or returns false.
+bool pwrite_all(int fd, const char* p, std::size_t n, off_t off)
+{
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, off);
+    if (w <= 0) {
+      return false;
+    }
+    p += w;
+    n -= std::size_t(w);
+    off += w;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: payload_write_probe PATH THREADS MIB\n");
+    return 2;
+  }
+  const std::string path = argv[1];
+  const unsigned nt = unsigned(std::max(1, std::atoi(argv[2])));
+  const std::size_t bytes = (std::size_t(std::atol(argv[3])) << 20) / PIECE * PIECE;
+  auto* src = static_cast<char*>(std::aligned_alloc(4096, PIECE));
+  std::memset(src, 1, PIECE);
+  auto share = [&](unsigned i) { return std::pair{PIECE * i / nt / 4096 * 4096, PIECE * (i + 1) / nt / 4096 * 4096}; };
+
+  struct way {
+    std::string name;
+    std::function<bool()> run; // false: not possible here
+  };
+  const std::string tn = " x" + std::to_string(nt);
+  const std::vector<way> ways{
+      {"fwrite", [&] {
+         FILE* f = std::fopen(path.c_str(), "wb");
+         for (std::size_t o = 0; f != nullptr && o < bytes; o += PIECE) {
+           std::fwrite(src, 1, PIECE, f);
+         }
+         return f != nullptr && std::fclose(f) == 0;
+       }},
+      {"pwrite" + tn, [&] {
+         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+         bool ok = fd >= 0;
+         for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
+           parallel(nt, [&](unsigned i) {
+             auto [lo, hi] = share(i);
+             ok = pwrite_all(fd, src + lo, hi - lo, off_t(o + lo)) && ok;
+           });
+         }
+         return ::close(fd) == 0 && ok;
+       }},
+      {"mmap" + tn, [&] {
+         const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+         if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
+           return false;
+         }
+         auto* m = static_cast<char*>(::mmap(nullptr, bytes, PROT_WRITE, MAP_SHARED, fd, 0));
+         if (m == MAP_FAILED) {
+           return false;
+         }
+         for (std::size_t o = 0; o < bytes; o += PIECE) {
+           parallel(nt, [&](unsigned i) {
+             auto [lo, hi] = share(i);
+             std::memcpy(m + o + lo, src + lo, hi - lo);
+           });
+         }
+         ::munmap(m, bytes);
+         return ::close(fd) == 0;
+       }},
+      {"fallocate+pwrite" + tn, [&] {
+         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+         bool ok = fd >= 0 && ::posix_fallocate(fd, 0, off_t(bytes)) == 0;
+         for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
+           parallel(nt, [&](unsigned i) {
+             auto [lo, hi] = share(i);
+             ok = pwrite_all(fd, src + lo, hi - lo, off_t(o + lo)) && ok;
+           });
+         }
+         return ::close(fd) == 0 && ok;
+       }},
+      {"O_DIRECT" + tn, [&] {
+         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+         bool ok = fd >= 0;
+         for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
+           parallel(nt, [&](unsigned i) {
+             auto [lo, hi] = share(i);
+             ok = pwrite_all(fd, src + lo, hi - lo, off_t(o + lo)) && ok;
+           });
+         }
+         return (fd < 0 || ::close(fd) == 0) && ok;
+       }},
+  };
+  std::printf("%s: %zu MB in pieces of 5 MiB, %u threads, median of 3\n", path.c_str(), bytes >> 20, nt);
+  for (const auto& w : ways) {
+    std::vector<double> t;
+    bool ok = true;
+    for (int r = 0; r < 3 && ok; ++r) {
+      ::unlink(path.c_str());
+      const double t0 = now();
+      ok = w.run();
+      t.push_back(now() - t0);
+    }
+    ::unlink(path.c_str());
+    if (!ok) {
+      std::printf("  %-22s not possible here\n", w.name.c_str());
+      continue;
+    }
+    std::sort(t.begin(), t.end());
+    std::printf("  %-22s %6.2f GB/s\n", w.name.c_str(), double(bytes) / t[1] / 1e9);
+  }
+  std::free(src);
+  return 0;
 }
