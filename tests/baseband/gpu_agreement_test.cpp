@@ -40,15 +40,6 @@ double bits_wanted()
   return e != nullptr ? std::strtod(e, nullptr) : 2e7;
 }
 
-whd::test::rx_output run(bb::receiver& rx, const tr::sample_source& src)
-{
-  bb::memory_sink sink;
-  whd::test::rx_output out;
-  out.result = rx.run(src, sink);
-  out.payload = sink.bytes();
-  return out;
-}
-
 struct tally {
   uint64_t frames = 0, differing_frames = 0, bits = 0, differing_bits = 0;
 };
@@ -102,20 +93,12 @@ tally run_grid(double snr_dB, whd::datatype type)
     bb::generate_capture(cfg, cap);
     std::vector<whd::cf32> samples = cap.samples();
     if (type == whd::datatype::ci8) {
-      // Quantised as a ci8 capture is: integers within +-127 at about -12 dBFS RMS.
-      double e = 0.0;
-      for (const auto& v : samples) {
-        e += std::norm(v);
-      }
-      const float scale = float(127.0 / 4.0 / std::sqrt(e / double(samples.size())));
-      for (auto& v : samples) {
-        v = {std::clamp(std::round(v.real() * scale), -127.0f, 127.0f), std::clamp(std::round(v.imag() * scale), -127.0f, 127.0f)};
-      }
+      whd::test::quantise_like_ci8(samples);
     }
     const tr::memory_source src(std::move(samples));
     bb::rx_config rc;
-    const auto ref = run(*bb::make_cpu_receiver(rc), src);
-    const auto got = run(*bb::make_gpu_receiver(rc), src);
+    const auto ref = whd::test::run_receiver(*bb::make_cpu_receiver(rc), src);
+    const auto got = whd::test::run_receiver(*bb::make_gpu_receiver(rc), src);
     compare(got, ref, t);
   }
   return t;

@@ -12,6 +12,7 @@
 #include <whd/transport/capture.hpp>
 
 #include "gpu_guard.hpp"
+#include "rx_test_util.hpp"
 #include "test_env.hpp"
 
 #include <gtest/gtest.h>
@@ -32,15 +33,6 @@ struct soft_run {
   std::vector<uint8_t> payload, llr;
 };
 
-soft_run run_soft(bb::receiver& rx, const tr::sample_source& src)
-{
-  bb::memory_sink sink;
-  soft_run r;
-  r.result = rx.run(src, sink);
-  r.payload = sink.bytes();
-  return r;
-}
-
 /// A receiver with soft output of form `f` into `llr` (the sink is named in the config).
 soft_run decode(bool gpu, const tr::sample_source& src, bb::llr_format f, std::size_t batch = 0)
 {
@@ -50,18 +42,8 @@ soft_run decode(bool gpu, const tr::sample_source& src, bb::llr_format f, std::s
   bb::gpu_config g;
   g.symbols_per_batch = batch;
   auto rx = gpu ? bb::make_gpu_receiver(cfg, g) : bb::make_cpu_receiver(cfg);
-  auto r = run_soft(*rx, src);
-  r.llr = llr.bytes();
-  return r;
-}
-
-std::vector<float> as_floats(const std::vector<uint8_t>& b)
-{
-  std::vector<float> f(b.size() / 4);
-  if (!f.empty()) { // memcpy's pointers must not be null, even for no bytes
-    std::memcpy(f.data(), b.data(), f.size() * 4);
-  }
-  return f;
+  auto out = whd::test::run_receiver(*rx, src);
+  return {std::move(out.result), std::move(out.payload), llr.bytes()};
 }
 
 /// The checks of the file's header comment on one source; returns the int8 values one step apart.
@@ -82,7 +64,7 @@ std::size_t expect_gpu_soft_agrees(const tr::sample_source& src, const std::stri
       gpu16.llr.size() != 2 * bits) {
     return 0;
   }
-  const auto g = as_floats(gpu32.llr), c = as_floats(cpu32.llr);
+  const auto g = whd::test::as_floats(gpu32.llr), c = whd::test::as_floats(cpu32.llr);
   std::size_t steps = 0, sign_errors = 0, far = 0, f32_far = 0, f16_far = 0;
   for (std::size_t k = 0; k < bits; ++k) {
     const unsigned bit = (gpu8.payload[k / 8] >> (7 - k % 8)) & 1u;
@@ -141,21 +123,13 @@ TEST(gpu_llr_awgn, low_snr_soft_values_agree_and_are_calibrated)
       bb::generate_capture(cfg, cap);
       std::vector<whd::cf32> samples = cap.samples();
       if (quantised) {
-        // Integers within +-127 at about -12 dBFS RMS, as a ci8 capture holds.
-        double e = 0.0;
-        for (const auto& v : samples) {
-          e += std::norm(v);
-        }
-        const float scale = float(127.0 / 4.0 / std::sqrt(e / double(samples.size())));
-        for (auto& v : samples) {
-          v = {std::clamp(std::round(v.real() * scale), -127.0f, 127.0f), std::clamp(std::round(v.imag() * scale), -127.0f, 127.0f)};
-        }
+        whd::test::quantise_like_ci8(samples);
       }
       const tr::memory_source src(std::move(samples));
       const std::string what = std::string(p::to_string(mod)) + (quantised ? " ci8-quantised" : " cf32") + " SNR " + std::to_string(snr);
       expect_gpu_soft_agrees(src, what, 50);
       const auto gpu32 = decode(true, src, bb::llr_format::f32);
-      const auto cal = bb::calibrate_llrs(as_floats(gpu32.llr), cap.truth());
+      const auto cal = bb::calibrate_llrs(whd::test::as_floats(gpu32.llr), cap.truth());
       std::cout << what << ": GPU calibration slope " << cal.slope << " over " << cal.bins.size() << " bins\n";
       EXPECT_GE(cal.bins.size(), 10u) << what;
       EXPECT_NEAR(cal.slope, 1.0, 0.1) << what;

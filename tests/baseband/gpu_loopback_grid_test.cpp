@@ -40,15 +40,6 @@ uint64_t differing_bits(const std::vector<uint8_t>& a, const std::vector<uint8_t
   return n + 8 * (std::max(a.size(), b.size()) - std::min(a.size(), b.size()));
 }
 
-whd::test::rx_output run(bb::receiver& rx, const tr::sample_source& src)
-{
-  bb::memory_sink sink;
-  whd::test::rx_output out;
-  out.result = rx.run(src, sink);
-  out.payload = sink.bytes();
-  return out;
-}
-
 void expect_equal_reports(const bb::receive_result& g, const bb::receive_result& c, const std::string& what)
 {
   ASSERT_EQ(g.frames.size(), c.frames.size()) << what;
@@ -101,14 +92,14 @@ TEST_P(gpu_loopback_grid, bits_and_report_equal_the_cpu_backend)
                                std::to_string(taps) + " taps";
       tr::capture_reader reader(tr::open_capture(written.meta_path));
       bb::rx_config rc;
-      const auto ref = run(*bb::make_cpu_receiver(rc), reader);
+      const auto ref = whd::test::run_receiver(*bb::make_cpu_receiver(rc), reader);
       ASSERT_FALSE(ref.result.frames.empty()) << what;
       for (int n = 1; n <= std::min(gpus, 2); ++n) {
         bb::gpu_config g;
         g.link = tr::link_format::f32;
         g.symbols_per_batch = 5 + idx % 3;
         g.nof_gpus = n;
-        const auto got = run(*bb::make_gpu_receiver(rc, g), reader);
+        const auto got = whd::test::run_receiver(*bb::make_gpu_receiver(rc, g), reader);
         const std::string on = what + " on " + std::to_string(n) + " GPU(s)";
         expect_equal_reports(got.result, ref.result, on);
         const uint64_t d = differing_bits(got.payload, ref.payload);

@@ -201,15 +201,6 @@ soft_run run_soft(const whd::transport::sample_source& src, bb::rx_config cfg, b
   return r;
 }
 
-std::vector<float> as_floats(const std::vector<uint8_t>& b)
-{
-  std::vector<float> f(b.size() / 4);
-  if (!f.empty()) { // memcpy's pointers must not be null, even for no bytes
-    std::memcpy(f.data(), b.data(), f.size() * 4);
-  }
-  return f;
-}
-
 class llr_conformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(llr_conformance, soft_values_agree_with_the_payload_in_every_form)
@@ -230,7 +221,7 @@ TEST_P(llr_conformance, soft_values_agree_with_the_payload_in_every_form)
   EXPECT_EQ(f32.out.result.llr_bytes, f32.llr.size());
   EXPECT_EQ(f16.out.payload, payload); // the hard bits do not depend on the soft output
   EXPECT_EQ(i8.out.payload, payload);
-  const auto l = as_floats(f32.llr);
+  const auto l = whd::test::as_floats(f32.llr);
   std::size_t zero = 0;
   for (std::size_t k = 0; k < bits; ++k) {
     const unsigned bit = (payload[k / 8] >> (7 - k % 8)) & 1u;
@@ -282,7 +273,7 @@ TEST_P(llr_calibration_awgn, follows_the_identity_within_ten_percent)
   const std::string what = std::string(p::to_string(c.mod)) + " SNR " + std::to_string(c.snr_dB) + " dB" +
                            (c.channel_taps ? "" : ", plain LS estimate");
   whd::test::check_against_plan(plan, cap.truth(), r.out, what, 2, 2);
-  const auto l = as_floats(r.llr);
+  const auto l = whd::test::as_floats(r.llr);
   const auto cal = bb::calibrate_llrs(l, cap.truth());
   std::cout << what << ": " << cal.bits << " bits, " << cal.errors << " errors, " << cal.bins.size() << " bins, slope " << cal.slope
             << "\n";

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -92,15 +93,45 @@ struct rx_output {
   std::vector<uint8_t> payload;
 };
 
+/// Runs a receiver over a whole source, the payload into memory.
+inline rx_output run_receiver(whd::baseband::receiver& rx, const whd::transport::sample_source& src)
+{
+  whd::baseband::memory_sink sink;
+  rx_output out;
+  out.result = rx.run(src, sink);
+  out.payload = sink.bytes();
+  return out;
+}
+
 /// Runs the CPU receiver over a whole source.
 inline rx_output run_cpu_receiver(const whd::transport::sample_source& src, const whd::baseband::rx_config& cfg)
 {
   auto rx = whd::baseband::make_cpu_receiver(cfg);
-  whd::baseband::memory_sink sink;
-  rx_output out;
-  out.result = rx->run(src, sink);
-  out.payload = sink.bytes();
-  return out;
+  return run_receiver(*rx, src);
+}
+
+/// f32 soft values as written by a receiver (rx_config::llr, llr_format::f32).
+inline std::vector<float> as_floats(const std::vector<uint8_t>& b)
+{
+  std::vector<float> f(b.size() / 4);
+  if (!f.empty()) { // memcpy's pointers must not be null, even for no bytes
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+  }
+  return f;
+}
+
+/// The samples quantised as a ci8 capture holds them: integers within +-127 at
+/// about -12 dBFS RMS.
+inline void quantise_like_ci8(std::vector<whd::cf32>& samples)
+{
+  double e = 0.0;
+  for (const auto& v : samples) {
+    e += std::norm(v);
+  }
+  const float scale = float(127.0 / 4.0 / std::sqrt(e / double(samples.size())));
+  for (auto& v : samples) {
+    v = {std::clamp(std::round(v.real() * scale), -127.0f, 127.0f), std::clamp(std::round(v.imag() * scale), -127.0f, 127.0f)};
+  }
 }
 
 /// Bit errors against the truth, the bits compared, and the errors per data tone
