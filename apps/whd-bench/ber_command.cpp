@@ -66,15 +66,15 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
 {
   namespace po = boost::program_options;
   rx_bench::ber_bench_config c;
-  std::string mods = "qpsk,qam16", qpsk = "3:10:1", qam16 = "7:14:1", links = "f32,half,int8", json, markdown;
+  std::string mods = "qpsk,qam16", qpsk = "3:10:1", qam16 = "7:14:1", links = "f32", json, markdown;
   po::options_description desc(
       "whd-bench ber [options]\n\n"
       "Bit error rate against Eb/N0 on an AWGN channel (one tap, random carrier phase) through the\n"
       "whole receiver: generated captures -> receiver -> payload compared with the truth. The CPU\n"
-      "backend and, when a GPU is present, the GPU backend with each link packing decode the same\n"
-      "captures. Each point stops at --errors bit errors (every backend) or --max-bits bits. Reports\n"
-      "uncoded Gray theory, the distance from it at BER 1e-3 and 1e-4, and the half and int8 links'\n"
-      "distance from the f32 link, and the calibration of the soft output (LLRs) at every point.\n"
+      "backend and, when a GPU is present, the GPU backend decode the same captures. Each point\n"
+      "stops at --errors bit errors (every backend) or --max-bits bits. Reports uncoded Gray theory,\n"
+      "the distance from it at BER 1e-3 and 1e-4, and the calibration of the soft output (LLRs) at\n"
+      "every point.\n"
       "Eb/N0 -> generator SNR: SNR_dB = Eb/N0_dB + 10 log10(bits per\n"
       "tone) - 10 log10(512/352) (see ber_bench.hpp). There are no timing repeats: each point's\n"
       "statistics come from its error count.\n\nOptions");
@@ -89,7 +89,8 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     ("cfo-hz", po::value(&c.cfo_Hz)->default_value(c.cfo_Hz), "carrier frequency offset of every capture [Hz]")
     ("seed", po::value(&c.seed)->default_value(c.seed), "master seed")
     ("threads", po::value(&c.cpu_threads)->default_value(0), "CPU backend threads (0: all)")
-    ("links", po::value(&links)->default_value(links), "GPU link packings, comma-separated (f32 is the reference)")
+    ("links", po::value(&links)->default_value(links), "GPU rows, one per link packing named, comma-separated: the GPU receiver now sends the capture as stored and decodes "
+     "f32 windows, so half and int8 rows repeat the f32 row (kept for scripts)")
     ("no-llr", "skip the soft output's calibration (LLRs of the CPU and the GPU's f32 link against the truth)")
     ("no-cpu", "skip the CPU backend")
     ("no-gpu", "skip the GPU backend even when a GPU is present");
