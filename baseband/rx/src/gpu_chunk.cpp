@@ -48,11 +48,16 @@ void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& 
   });
 }
 
+std::size_t slots_for(const gpu_config& gcfg, uint64_t nof_chunks)
+{
+  return std::size_t(std::min<uint64_t>(uint64_t(std::max(gcfg.nof_streams, 1)) * uint64_t(std::max(gcfg.nof_gpus, 1)),
+                                        std::max<uint64_t>(nof_chunks, 1)));
+}
+
 uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, const rx_config& cfg, const gpu_config& gcfg)
 {
   slots_.clear();
-  const auto wanted = std::size_t(std::min<uint64_t>(uint64_t(std::max(gcfg.nof_streams, 1)) * uint64_t(gcfg.nof_gpus),
-                                                     std::max<uint64_t>(nof_chunks, 1)));
+  const std::size_t wanted = slots_for(gcfg, nof_chunks);
   for (uint64_t per = positions;; per = std::max<uint64_t>(per / 2, 64 * CHUNK_L)) {
     try {
       // Candidates: a frame gives a few, a tone or a DC offset one a symbol; twice

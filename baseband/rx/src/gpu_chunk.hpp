@@ -120,6 +120,9 @@ struct chunk_slot {
   bool busy = false; ///< handed out and not yet released
 };
 
+/// Slots a capture of `nof_chunks` chunks runs with: streams x GPUs, or fewer.
+std::size_t slots_for(const gpu_config& gcfg, uint64_t nof_chunks);
+
 /// The chunk's samples as stored, preaded into its pinned buffer by the pool.
 void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& s, host_pool& pool);
 

@@ -72,36 +72,31 @@ void chunk_writer::write(chunk_slot& s)
   // together first, so that the sink sees large writes. The soft values come packed
   // from the device (8 to 32 times the payload's bytes: packing them here bound the
   // writer on mixed modulations).
-  write_packed(sink_, s, s.h_out.data(), OUT_STRIDE, [](const segment& seg) { return seg.bytes_per_symbol; });
+  write_payload(s);
   if (llr_.sink != nullptr) {
     llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));
     res_.llr_bytes += s.llr_bytes;
   }
 }
 
-template <class F>
-std::size_t chunk_writer::write_packed(payload_sink& to, const chunk_slot& s, const uint8_t* base, std::size_t stride, F per_symbol)
+void chunk_writer::write_payload(const chunk_slot& s)
 {
   bool full = true;
-  std::size_t total = 0;
   for (const segment& seg : s.segments) {
-    full = full && per_symbol(seg) == stride;
-    total += seg.count * per_symbol(seg);
+    full = full && seg.bytes_per_symbol == OUT_STRIDE;
   }
   if (full) {
-    to.write(std::span<const uint8_t>(base, s.count * stride));
-    return total;
+    sink_.write(std::span<const uint8_t>(s.h_out.data(), s.count * OUT_STRIDE));
+    return;
   }
   compact_.clear();
   for (const segment& seg : s.segments) {
-    const uint8_t* at = base + seg.first * stride;
-    const std::size_t n = per_symbol(seg);
+    const uint8_t* at = s.h_out.data() + seg.first * OUT_STRIDE;
     for (std::size_t i = 0; i < seg.count; ++i) {
-      compact_.insert(compact_.end(), at + i * stride, at + i * stride + n);
+      compact_.insert(compact_.end(), at + i * OUT_STRIDE, at + i * OUT_STRIDE + seg.bytes_per_symbol);
     }
   }
-  to.write(compact_);
-  return total;
+  sink_.write(compact_);
 }
 
 void chunk_writer::note_bad_samples(const chunk_slot& s)

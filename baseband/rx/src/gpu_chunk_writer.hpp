@@ -42,11 +42,9 @@ private:
   void loop();
   void write(chunk_slot& s);
   void note_bad_samples(const chunk_slot& s);
-  /// The chunk's symbols, `per_symbol(seg)` of each `stride` bytes of `base`, in
-  /// one write: as they lie when every slot is full, else packed first. Returns
-  /// the bytes written.
-  template <class F>
-  std::size_t write_packed(payload_sink& to, const chunk_slot& s, const uint8_t* base, std::size_t stride, F per_symbol);
+  /// The chunk's payload in one write: as it lies when every symbol fills its slot
+  /// (16-QAM), else packed first.
+  void write_payload(const chunk_slot& s);
 
   payload_sink& sink_;
   llr_output llr_;

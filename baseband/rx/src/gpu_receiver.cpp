@@ -135,17 +135,11 @@ private:
     const uint64_t wanted = gcfg_.symbols_per_batch != 0 ? uint64_t(gcfg_.symbols_per_batch) * L : gpu::AUTO_CHUNK_POSITIONS;
     const uint64_t positions = std::max<uint64_t>(std::min(wanted, npos), 1);
     const uint64_t nof_chunks = (npos + positions - 1) / positions;
-    if (positions != asked_positions_ || type_ != slots_type_ || ring_.empty() || ring_.slots().size() < wanted_slots(nof_chunks)) {
+    if (positions != asked_positions_ || type_ != slots_type_ || ring_.empty() || ring_.slots().size() < gpu::slots_for(gcfg_, nof_chunks)) {
       positions_ = ring_.make(positions, nof_chunks, type_, cfg_, gcfg_);
       asked_positions_ = positions;
       slots_type_ = type_;
     }
-  }
-
-  /// Slots a capture of `nof_chunks` chunks runs with.
-  std::size_t wanted_slots(uint64_t nof_chunks) const
-  {
-    return std::size_t(std::min<uint64_t>(uint64_t(std::max(gcfg_.nof_streams, 1)) * uint64_t(gcfg_.nof_gpus), nof_chunks));
   }
 
   resource_use resources() const

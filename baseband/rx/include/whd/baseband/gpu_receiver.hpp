@@ -35,6 +35,7 @@ struct gpu_config {
   std::size_t symbols_per_batch = 0;
   /// Chunks in flight per GPU (each with its own stream, pinned and device buffers):
   /// while one is walked on the host, the next ones are read, searched and located.
+  /// A capture of fewer chunks gets as many buffers as it has chunks.
   int nof_streams = 4;
   /// First CUDA device ordinal.
   int device = 0;
