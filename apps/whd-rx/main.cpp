@@ -81,6 +81,7 @@ struct options {
   std::string llr;                // empty: no soft output
   std::string llr_format = "int8";
   float llr_scale = 4.0f;
+  std::string payload_write = "auto";
   std::string link = "auto";
   std::size_t batch = 0; ///< 0: the GPU backend's default (gpu_config::symbols_per_batch)
   int streams = 0;       ///< 0: the GPU backend's default (gpu_config::nof_streams)
@@ -152,6 +153,10 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "how --llr stores a value: int8 = round(LLR x --llr-scale) saturated to +-127 (the report names the scale), f16 or f32 as they are")
     ("llr-scale", po::value(&o.llr_scale)->value_name("S")->default_value(4.0f, "4"),
      "int8 soft values: LLR x S, rounded (4: |LLR| up to 31.75 in steps of 0.25)")
+    ("payload-write", po::value(&o.payload_write)->value_name("auto|map|pwrite")->default_value("auto"),
+     "how large writes go into the -o and --llr files: map = copied into a mapping of the file by several threads, pwrite = "
+     "the blocks allocated ahead, then written; auto = map on tmpfs (/dev/shm), pwrite elsewhere, which the write probe "
+     "measured fastest on each (bench/results)")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
@@ -222,6 +227,8 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "-o - writes the payload to standard output: give the report a file with --report FILE";
   } else if (!bb::parse_llr_format(o.llr_format)) {
     problem = "--llr-format must be int8, f16 or f32, not '" + o.llr_format + "'";
+  } else if (!bb::parse_payload_write(o.payload_write)) {
+    problem = "--payload-write must be auto, map or pwrite, not '" + o.payload_write + "'";
   } else if (!(o.llr_scale > 0.0f) || !std::isfinite(o.llr_scale)) {
     problem = "--llr-scale must be a positive number";
   } else if (o.llr == "-" && (o.payload == "-" || o.report == "-")) {
@@ -361,12 +368,12 @@ int run(const options& o)
   catch_stop_signals(); // both backends read rx_config::stop between frames
   std::unique_ptr<bb::payload_file_sink> file;
   if (!o.payload.empty()) {
-    file = std::make_unique<bb::payload_file_sink>(o.payload);
+    file = std::make_unique<bb::payload_file_sink>(o.payload, 0, *bb::parse_payload_write(o.payload_write));
   }
   bb::tee_sink sink(file.get(), checker.get());
   std::unique_ptr<bb::payload_file_sink> llr_file;
   if (!o.llr.empty()) {
-    llr_file = std::make_unique<bb::payload_file_sink>(o.llr);
+    llr_file = std::make_unique<bb::payload_file_sink>(o.llr, 0, *bb::parse_payload_write(o.payload_write));
     cfg.llr.sink = llr_file.get();
   }
   if (context.joinable()) {
@@ -376,7 +383,7 @@ int run(const options& o)
   auto& rx = g_receiver;
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
-            o.payload.empty() ? std::string("no") : "'" + o.payload + "'",
+            file == nullptr ? std::string("no") : fmt::format("'{}' ({})", o.payload, bb::to_string(file->method())),
             o.llr.empty() ? std::string() : fmt::format(", {} soft values to '{}'", o.llr_format, o.llr),
             o.report == "-" ? "stdout" : "'" + o.report + "'");
   const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

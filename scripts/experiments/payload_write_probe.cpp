@@ -7,6 +7,12 @@
 //   fallocate+pwrite xT  the blocks allocated first, then T threads pwriting
 //   O_DIRECT xT  T threads pwriting 4 KiB-aligned buffers past the page cache (where
 //                the file system allows it; tmpfs does not)
+//   mmap+huge xT the mapping with MADV_HUGEPAGE (helps only where the kernel lets tmpfs
+//                use huge pages: /sys/kernel/mm/transparent_hugepage/shmem_enabled)
+//   populate+mmap xT  the mapping's pages made first by T threads (MADV_POPULATE_WRITE),
+//                then copied into: the copy without its page faults
+//   memcpy xT    T threads copying into memory already faulted in: the host's copy
+//                ceiling, no file system at all
 // Median of 3 runs each; the file is removed between runs.
 // Build: g++ -O2 -std=c++20 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
 // Usage: payload_write_probe PATH THREADS MIB
@@ -77,6 +83,27 @@ int main(int argc, char** argv)
     std::function<bool()> run; // false: not possible here
   };
   const std::string tn = " x" + std::to_string(nt);
+  // The mapping ways differ only in what is done to the mapping before the copy.
+  auto mapped = [&](const std::function<bool(char*)>& prepare) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
+      return false;
+    }
+    auto* m = static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    if (m == MAP_FAILED) {
+      return false;
+    }
+    bool ok = prepare(m);
+    for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
+      parallel(nt, [&](unsigned i) {
+        auto [lo, hi] = share(i);
+        std::memcpy(m + o + lo, src + lo, hi - lo);
+      });
+    }
+    ::munmap(m, bytes);
+    return ::close(fd) == 0 && ok;
+  };
+  std::vector<char> sink_mem(bytes, 0); // faulted in here, before any timing
   const std::vector<way> ways{
       {"fwrite", [&] {
          FILE* f = std::fopen(path.c_str(), "wb");
@@ -114,6 +141,26 @@ int main(int argc, char** argv)
          ::munmap(m, bytes);
          return ::close(fd) == 0;
        }},
+      {"mmap+huge" + tn, [&] { return mapped([&](char* m) { return ::madvise(m, bytes, MADV_HUGEPAGE) == 0; }); }},
+      {"populate+mmap" + tn, [&] {
+         return mapped([&](char* m) {
+           bool ok = true;
+           parallel(nt, [&](unsigned i) {
+             const std::size_t lo = bytes * i / nt / 4096 * 4096, hi = bytes * (i + 1) / nt / 4096 * 4096;
+             ok = ::madvise(m + lo, hi - lo, MADV_POPULATE_WRITE) == 0 && ok;
+           });
+           return ok;
+         });
+       }},
+      {"memcpy" + tn, [&] {
+         for (std::size_t o = 0; o < bytes; o += PIECE) {
+           parallel(nt, [&](unsigned i) {
+             auto [lo, hi] = share(i);
+             std::memcpy(sink_mem.data() + o + lo, src + lo, hi - lo);
+           });
+         }
+         return true;
+       }},
       {"fallocate+pwrite" + tn, [&] {
          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
          bool ok = fd >= 0 && ::posix_fallocate(fd, 0, off_t(bytes)) == 0;
@@ -138,6 +185,11 @@ int main(int argc, char** argv)
        }},
   };
   std::printf("%s: %zu MB in pieces of 5 MiB, %u threads, median of 3\n", path.c_str(), bytes >> 20, nt);
+  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r")) {
+    char line[256] = {};
+    std::printf("  tmpfs huge pages: %s", std::fgets(line, sizeof line, f) != nullptr ? line : "?\n");
+    std::fclose(f);
+  }
   for (const auto& w : ways) {
     std::vector<double> t;
     bool ok = true;

@@ -69,9 +69,17 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
   for (auto& b : bytes) {
     b = static_cast<uint8_t>(g());
   }
-  for (unsigned threads : {2u, 5u, 8u}) {
+  // Either way of taking large writes; the file grows ahead of them and must be cut
+  // back to what was written.
+  const struct {
+    unsigned threads;
+    bb::payload_write method;
+  } ways[] = {{1, bb::payload_write::map}, {2, bb::payload_write::map}, {5, bb::payload_write::map},
+              {8, bb::payload_write::map}, {1, bb::payload_write::pwrite}, {4, bb::payload_write::pwrite}};
+  for (const auto [threads, method] : ways) {
     {
-      bb::payload_file_sink sink(path.string(), threads);
+      bb::payload_file_sink sink(path.string(), threads, method);
+      EXPECT_EQ(sink.method(), method);
       std::size_t at = 0;
       for (std::size_t k = 0; at < bytes.size(); ++k) {
         const std::size_t n = std::min(k % 3 == 0 ? std::size_t(17) : bb::payload_file_sink::PARALLEL_FROM * (k % 7) + 12345, bytes.size() - at);
@@ -81,9 +89,22 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
       EXPECT_EQ(sink.size(), bytes.size());
       sink.close();
     }
-    EXPECT_EQ(read_all(path), bytes) << threads << " threads";
+    EXPECT_EQ(read_all(path), bytes) << threads << " threads, " << bb::to_string(method);
   }
   fs::remove(path);
+}
+
+TEST(payload_file_sink, maps_files_in_memory_and_writes_others)
+{
+  // The automatic choice is by file system: tmpfs (/dev/shm) is mapped.
+  const fs::path shm = "/dev/shm/payload_file_sink_auto.bin";
+  if (!fs::is_directory("/dev/shm")) {
+    GTEST_SKIP() << "no /dev/shm here";
+  }
+  bb::payload_file_sink sink(shm.string());
+  EXPECT_EQ(sink.method(), bb::payload_write::map);
+  sink.close();
+  fs::remove(shm);
 }
 
 TEST(payload_file_sink, a_file_that_cannot_be_made_is_named)

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <thread>
 #include <unistd.h>
@@ -20,9 +21,20 @@ namespace {
 constexpr std::size_t BUFFER_BYTES = std::size_t(1) << 20;
 /// The smallest piece one thread writes.
 constexpr std::size_t MIN_PIECE = std::size_t(256) << 10;
+/// The file grows ahead of the writes by at least this, at most by MAX_GROWTH.
+constexpr uint64_t MIN_GROWTH = uint64_t(64) << 20;
+constexpr uint64_t MAX_GROWTH = uint64_t(1) << 30;
+/// statfs's f_type of tmpfs (linux/magic.h).
+constexpr long TMPFS_MAGIC = 0x01021994;
+
+bool on_tmpfs(int fd)
+{
+  struct statfs fs {};
+  return ::fstatfs(fd, &fs) == 0 && long(fs.f_type) == TMPFS_MAGIC;
+}
 } // namespace
 
-payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threads) : path_(path)
+payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threads, payload_write method) : path_(path)
 {
   if (path == "-") {
     fd_ = STDOUT_FILENO;
@@ -38,6 +50,7 @@ payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threa
   positioned_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(fd_, 0, SEEK_CUR) == 0;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   nof_threads_ = positioned_ ? (nof_threads != 0 ? nof_threads : std::clamp(hw / 2, 1u, 8u)) : 1;
+  method_ = method != payload_write::automatic ? method : on_tmpfs(fd_) ? payload_write::map : payload_write::pwrite;
   buffer_.reserve(BUFFER_BYTES);
 }
 
@@ -85,11 +98,23 @@ void payload_file_sink::reserve(uint64_t end)
   if (end <= reserved_) {
     return;
   }
+  const uint64_t want = std::max(end, reserved_ + std::clamp(reserved_, MIN_GROWTH, MAX_GROWTH));
+  if (method_ == payload_write::pwrite) {
+    // Allocated, so that the writes find their blocks; a full disk is heard here.
+    // fallocate, not posix_fallocate: where the file system lacks it, the latter
+    // writes the blocks one by one instead.
+    const int err = ::fallocate(fd_, 0, off_t(reserved_), off_t(want - reserved_)) == 0 ? 0 : errno;
+    if (err == ENOSPC || err == EFBIG) {
+      throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(err));
+    }
+    // A file system without fallocate takes the writes as they come.
+    reserved_ = err == 0 ? want : end;
+    return;
+  }
   // The file grows sparse (ftruncate), so that the copies' page faults allocate its
   // pages in parallel; fallocate would zero every page first, on one thread. A copy
   // into a mapping past what the disk holds would raise SIGBUS, so the free space is
   // checked first (another writer filling the disk at the same time is not seen).
-  const uint64_t want = std::max({end, 2 * reserved_, uint64_t(64) << 20});
   struct statvfs fs {};
   if (::fstatvfs(fd_, &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < want - reserved_) {
     throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(ENOSPC));
@@ -105,7 +130,7 @@ void payload_file_sink::write(std::span<const uint8_t> bytes)
   if (fd_ < 0) {
     throw std::runtime_error("payload file '" + path_ + "' written after it was closed");
   }
-  if (bytes.size() < PARALLEL_FROM || nof_threads_ == 1) {
+  if (bytes.size() < PARALLEL_FROM || !positioned_) {
     if (buffer_.size() + bytes.size() > BUFFER_BYTES) {
       flush();
     }
@@ -118,9 +143,17 @@ void payload_file_sink::write(std::span<const uint8_t> bytes)
     return;
   }
   flush();
-  // Copied into a mapping of the file by several threads at once: writes to one file
-  // (pwrite, write) hold its inode lock, so they do not run in parallel, while page
-  // faults on a mapping do.
+  if (method_ == payload_write::pwrite) {
+    reserve(offset_ + bytes.size());
+    put(bytes, offset_);
+    offset_ += bytes.size();
+    return;
+  }
+  write_mapped(bytes);
+}
+
+void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
+{
   reserve(offset_ + bytes.size());
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t map_off = offset_ / page * page;
@@ -133,7 +166,7 @@ void payload_file_sink::write(std::span<const uint8_t> bytes)
     return;
   }
   auto* dst = static_cast<uint8_t*>(map) + (offset_ - map_off);
-  const auto parts = unsigned(std::min<std::size_t>(nof_threads_, bytes.size() / MIN_PIECE));
+  const auto parts = unsigned(std::clamp<std::size_t>(bytes.size() / MIN_PIECE, 1, nof_threads_));
   auto piece = [&](unsigned k) {
     const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
     std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
@@ -160,7 +193,7 @@ void payload_file_sink::close()
   } catch (...) {
     error = std::current_exception();
   }
-  // Space reserved past the end for the mapping goes again.
+  // Space the file was grown by past the end goes again.
   if (error == nullptr && reserved_ > offset_ && ::ftruncate(fd_, off_t(offset_)) != 0) {
     error = std::make_exception_ptr(std::runtime_error("cannot finish payload file '" + path_ + "': " + std::strerror(errno)));
   }

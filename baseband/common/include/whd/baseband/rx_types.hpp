@@ -187,24 +187,56 @@ private:
   std::vector<uint8_t> bytes_;
 };
 
+/// How a payload file takes large writes (whd-rx --payload-write).
+enum class payload_write {
+  /// map on tmpfs, pwrite on every other file system (what the write probe measured
+  /// fastest on each, bench/results/payload-write-*.md)
+  automatic,
+  /// the file grown sparse (ftruncate, after a check of the free space, so that a full
+  /// disk is an error, not a SIGBUS), mapped, and copied into by several threads at
+  /// once: page faults on a mapping run in parallel where writes to one file hold its
+  /// inode lock
+  map,
+  /// the blocks allocated ahead (fallocate), then one pwrite a write: into a disk file
+  /// system's page cache, writing into allocated blocks skips the block allocation
+  /// that a copy into a sparse file pays page by page
+  pwrite,
+};
+
+constexpr const char* to_string(payload_write m)
+{
+  return m == payload_write::automatic ? "auto" : m == payload_write::map ? "map" : "pwrite";
+}
+constexpr std::optional<payload_write> parse_payload_write(std::string_view s)
+{
+  if (s == "auto") {
+    return payload_write::automatic;
+  }
+  if (s == "map") {
+    return payload_write::map;
+  }
+  if (s == "pwrite") {
+    return payload_write::pwrite;
+  }
+  return std::nullopt;
+}
+
 /// The payload written to a file as it is delivered (whd-rx -o, the benches'
 /// end-to-end regions). Errors name the file and the system's reason.
 ///
-/// Into a regular file, a large write (from PARALLEL_FROM bytes) is copied into a
-/// mapping of the file by several threads at once (the file grown sparse first,
-/// after a check of the free space, so that a full disk is an error, not a SIGBUS):
-/// one thread copies some 2.3-3 GB/s into the page cache, writes to one file hold
-/// its inode lock, and a GPU's payload comes at up to 6 GB/s. Smaller writes are
-/// gathered in a buffer first. "-" is standard output,
-/// written in order (a pipe); a reader that closed it is an error like any other.
+/// Into a regular file, a large write (from PARALLEL_FROM bytes) goes in as
+/// `payload_write` says; smaller writes are gathered in a buffer first. "-" is
+/// standard output, written in order (a pipe); a reader that closed it is an error
+/// like any other.
 class payload_file_sink final : public payload_sink {
 public:
   /// Writes of at least this many bytes are spread over the threads.
   static constexpr std::size_t PARALLEL_FROM = std::size_t(1) << 20;
   /// @param path the file (created or truncated), or "-" for standard output
-  /// @param nof_threads threads a large write is spread over (0: up to 8, half the cores)
+  /// @param nof_threads threads a large mapped write is spread over (0: up to 8, half the cores)
+  /// @param method how large writes go in (automatic: by the file's file system)
   /// @throws std::runtime_error when the file cannot be created
-  explicit payload_file_sink(const std::string& path, unsigned nof_threads = 0);
+  explicit payload_file_sink(const std::string& path, unsigned nof_threads = 0, payload_write method = payload_write::automatic);
   ~payload_file_sink() override;
   payload_file_sink(const payload_file_sink&) = delete;
   payload_file_sink& operator=(const payload_file_sink&) = delete;
@@ -217,11 +249,16 @@ public:
   void close();
   /// Bytes written so far (buffered ones included).
   uint64_t size() const noexcept { return offset_ + buffer_.size(); }
+  /// How large writes go in (never automatic: the choice made); stdout is written in order.
+  payload_write method() const noexcept { return method_; }
 
 private:
   void flush();
-  /// The file grown (sparse) to at least `end`, in growing steps.
+  /// The file grown to at least `end`, in growing steps: sparse for the mapping,
+  /// allocated for pwrite.
   void reserve(uint64_t end);
+  /// A large write copied into a mapping of the file by the threads.
+  void write_mapped(std::span<const uint8_t> bytes);
   /// Writes all of `bytes` at `offset` (pwrite) or in order (write), naming the file on failure.
   void put(std::span<const uint8_t> bytes, uint64_t offset) const;
 
@@ -230,8 +267,9 @@ private:
   bool owns_fd_ = true;   ///< false for standard output
   bool positioned_ = true; ///< a regular file: pwrite at offsets, several threads
   unsigned nof_threads_ = 1;
+  payload_write method_ = payload_write::map;
   uint64_t offset_ = 0;   ///< bytes handed to the file so far
-  uint64_t reserved_ = 0; ///< bytes of the file allocated for the mapping (cut back at close)
+  uint64_t reserved_ = 0; ///< bytes the file was grown to ahead of the writes (cut back at close)
   std::vector<uint8_t> buffer_;
 };
 
