@@ -7,7 +7,10 @@
 //   - at SNR >= 15 dB: the same frames and the same bits, none differing;
 //   - at low SNR: the same frames (start, mod, nd, seq, symbols) for all but a
 //     fraction below 1e-3, and differing bits below 1e-5 of the bits compared
-//     (a bug gives half of a frame's bits wrong, not single bits).
+//     (a bug gives half of a frame's bits wrong, not single bits);
+//   - every differing bit is a near tie: both sides' soft values (f32 LLRs, whose
+//     sign is the hard bit) lie within 1e-3 of the frame's mean |LLR| of zero, so
+//     the two decisions differ by less than a thousandth of a typical margin.
 // WHD_AGREEMENT_BITS sets the bits compared per low SNR (default 2e7; the device
 // round runs 1e9); 2e7 at high SNR.
 #include <whd/baseband/generator.hpp>
@@ -42,11 +45,31 @@ double bits_wanted()
 
 struct tally {
   uint64_t frames = 0, differing_frames = 0, bits = 0, differing_bits = 0;
+  uint64_t far_from_tie = 0; ///< differing bits whose soft values are not near zero
+  double worst_margin = 0;   ///< largest |LLR| of a differing bit over its frame's mean |LLR|
 };
 
-/// Compares frame by frame (payload of frames that agree on their fields).
-void compare(const whd::test::rx_output& g, const whd::test::rx_output& c, tally& t)
+/// A receiver's run with its f32 soft values.
+struct soft_output {
+  whd::test::rx_output out;
+  std::vector<float> llr;
+};
+
+soft_output decode(bool gpu, bb::rx_config cfg, const tr::sample_source& src)
 {
+  bb::memory_sink llr;
+  cfg.llr = {&llr, bb::llr_format::f32, 1.0f};
+  soft_output s{whd::test::run_receiver(gpu ? *bb::make_gpu_receiver(cfg) : *bb::make_cpu_receiver(cfg), src), {}};
+  s.llr = whd::test::as_floats(llr.bytes());
+  return s;
+}
+
+/// Compares frame by frame (payload of frames that agree on their fields); each
+/// differing bit's soft values against its frame's typical margin.
+void compare(const soft_output& gs, const soft_output& cs, tally& t)
+{
+  const whd::test::rx_output& g = gs.out;
+  const whd::test::rx_output& c = cs.out;
   std::size_t i = 0, j = 0;
   t.frames += c.result.frames.size();
   while (i < g.result.frames.size() && j < c.result.frames.size()) {
@@ -62,8 +85,24 @@ void compare(const whd::test::rx_output& g, const whd::test::rx_output& c, tally
       }
       continue;
     }
+    double mean = 0;
+    for (uint64_t k = 0; k < 8 * b.payload_bytes; ++k) {
+      mean += std::fabs(double(cs.llr[8 * b.payload_offset + k]));
+    }
+    mean /= double(std::max<uint64_t>(1, 8 * b.payload_bytes));
     for (uint64_t k = 0; k < b.payload_bytes; ++k) {
-      t.differing_bits += uint64_t(std::popcount(unsigned(g.payload[a.payload_offset + k] ^ c.payload[b.payload_offset + k])));
+      const unsigned diff = unsigned(g.payload[a.payload_offset + k] ^ c.payload[b.payload_offset + k]);
+      t.differing_bits += uint64_t(std::popcount(diff));
+      for (int bit = 0; bit < 8; ++bit) {
+        if (((diff >> (7 - bit)) & 1u) == 0) {
+          continue;
+        }
+        const double margin = std::max(std::fabs(double(gs.llr[8 * (a.payload_offset + k) + uint64_t(bit)])),
+                                       std::fabs(double(cs.llr[8 * (b.payload_offset + k) + uint64_t(bit)]))) /
+                              mean;
+        t.worst_margin = std::max(t.worst_margin, margin);
+        t.far_from_tie += margin > 1e-3 ? 1 : 0;
+      }
     }
     t.bits += 8 * b.payload_bytes;
     ++i;
@@ -97,8 +136,8 @@ tally run_grid(double snr_dB, whd::datatype type)
     }
     const tr::memory_source src(std::move(samples));
     bb::rx_config rc;
-    const auto ref = whd::test::run_receiver(*bb::make_cpu_receiver(rc), src);
-    const auto got = whd::test::run_receiver(*bb::make_gpu_receiver(rc), src);
+    const auto ref = decode(false, rc, src);
+    const auto got = decode(true, rc, src);
     compare(got, ref, t);
   }
   return t;
@@ -116,7 +155,9 @@ TEST(gpu_agreement, low_and_high_snr_packets_agree_with_the_cpu_reference)
                                   grid_case{10.0, whd::datatype::ci8}, grid_case{30.0, whd::datatype::ci8}}) {
     const tally t = run_grid(snr, type);
     std::cout << whd::to_string(type) << ", SNR " << snr << " dB: " << t.frames << " frames (" << t.differing_frames << " differing), " << t.bits
-              << " bits compared, " << t.differing_bits << " differing\n";
+              << " bits compared, " << t.differing_bits << " differing, the largest |LLR| of a differing bit "
+              << t.worst_margin << " of its frame's mean\n";
+    EXPECT_EQ(t.far_from_tie, 0u) << "SNR " << snr << ": differing bits that are not near ties";
     if (snr >= 15.0) {
       EXPECT_EQ(t.differing_frames, 0u) << "SNR " << snr;
       EXPECT_EQ(t.differing_bits, 0u) << "SNR " << snr;
