@@ -27,6 +27,9 @@ if [[ -d $WHD_ROOT/../shared/vectors ]]; then
   cp -r "$WHD_ROOT/../shared/vectors" "$dist/vectors"
 fi
 cp -r "$here/../scripts" "$dist/scripts"
+# The Python tests (scripts/python_device_round.sh runs them there).
+mkdir -p "$dist/tests"
+cp -r "$here/../tests/python" "$dist/tests/python"
 # The Python module whdrx (built for the interpreter in python/whdrx.env), when built.
 if compgen -G "$WHD_BUILD/python/whdrx/_whdrx*.so" >/dev/null; then
   mkdir -p "$dist/python"
