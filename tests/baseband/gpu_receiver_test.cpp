@@ -2,6 +2,7 @@
 // modulation, Nd, seq, symbols, header failures equal; payload bits equal for the
 // f32 link (any differing bit is counted and must come from a tie); every link
 // form decodes the conformance captures without error.
+#include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
@@ -110,6 +111,45 @@ TEST(gpu_receiver, memory_source_and_large_batches_agree_with_cpu)
     const auto out = receive(*bb::make_gpu_receiver(cfg, g), mem);
     expect_same_report(out.result, ref.result, "batch " + std::to_string(batch));
     EXPECT_EQ(out.payload, ref.payload) << "batch " << batch;
+  }
+}
+
+TEST(gpu_receiver, one_receiver_decodes_capture_after_capture)
+{
+  // A receiver kept between captures (the Python module keeps one) reuses its slots
+  // when they hold the next capture's chunks and makes them again when they do not
+  // (a larger capture, another sample type): each capture decodes as on the CPU.
+  WHD_REQUIRE_GPU();
+  bb::capture_config big;
+  big.mods = {whd::profile::modulation::qpsk, whd::profile::modulation::qam16};
+  big.nds = {52, 17};
+  big.nof_frames = 300;
+  big.seed = 4242;
+  big.impairments.snr_dB = 25;
+  big.impairments.nof_taps = 4;
+  bb::memory_capture cap;
+  bb::generate_capture(big, cap);
+  const tr::memory_source packets(cap.samples());
+  struct source {
+    std::string name;
+    std::unique_ptr<tr::capture_reader> reader;
+  };
+  std::vector<source> files;
+  for (const char* name : {"impaired_mixed_ci8", "basic_qpsk_cf32", "truncated_ci16", "header_crc_fail_cf32"}) {
+    files.push_back({name, std::make_unique<tr::capture_reader>(tr::open_capture(vector_file(std::string(name) + ".sigmf-meta")))});
+  }
+  const std::vector<std::pair<std::string, const tr::sample_source*>> order{
+      {"small ci8", files[0].reader.get()},   {"small cf32", files[1].reader.get()}, {"packets cf32 (larger)", &packets},
+      {"small cf32 again", files[3].reader.get()}, {"ci16", files[2].reader.get()}, {"small ci8 again", files[0].reader.get()}};
+  bb::rx_config cfg;
+  const auto gpu = bb::make_gpu_receiver(cfg);
+  const auto cpu = bb::make_cpu_receiver(cfg);
+  for (const auto& [what, src] : order) {
+    const auto ref = receive(*cpu, *src);
+    const auto out = receive(*gpu, *src);
+    expect_same_report(out.result, ref.result, what);
+    EXPECT_EQ(out.payload, ref.payload) << what;
+    EXPECT_FALSE(ref.result.frames.empty()) << what;
   }
 }
 

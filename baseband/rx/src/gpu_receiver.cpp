@@ -135,11 +135,18 @@ private:
     const uint64_t wanted = gcfg_.symbols_per_batch != 0 ? uint64_t(gcfg_.symbols_per_batch) * L : gpu::AUTO_CHUNK_POSITIONS;
     const uint64_t positions = std::max<uint64_t>(std::min(wanted, npos), 1);
     const uint64_t nof_chunks = (npos + positions - 1) / positions;
-    if (positions != asked_positions_ || type_ != slots_type_ || ring_.empty() || ring_.slots().size() < gpu::slots_for(gcfg_, nof_chunks)) {
-      positions_ = ring_.make(positions, nof_chunks, type_, cfg_, gcfg_);
+    // The slots of an earlier run serve when they hold this capture's chunks: a
+    // receiver kept between captures (the Python module's) allocates once. A chunk
+    // shorter than the slots is what every capture's last chunk is. (Slots halved to
+    // fit the memory are not made again for a capture that asks up to what they were
+    // made for: they would be halved again.)
+    if (type_ != slots_type_ || ring_.empty() || ring_.slots().size() < gpu::slots_for(gcfg_, nof_chunks) ||
+        (positions > slot_positions_ && positions > asked_positions_)) {
+      slot_positions_ = ring_.make(positions, nof_chunks, type_, cfg_, gcfg_);
       asked_positions_ = positions;
       slots_type_ = type_;
     }
+    positions_ = std::min(positions, slot_positions_);
   }
 
   resource_use resources() const
@@ -427,8 +434,9 @@ private:
   datatype type_ = datatype::cf32_le;
   datatype slots_type_ = datatype::cf32_le;
   gpu::slot_ring ring_;
-  uint64_t asked_positions_ = 0; ///< positions per chunk the slots were made for
-  uint64_t positions_ = 0;       ///< positions searched per chunk (asked, or halved to fit)
+  uint64_t asked_positions_ = 0; ///< positions per chunk the slots were asked for
+  uint64_t slot_positions_ = 0;  ///< positions a slot holds (asked, or halved to fit)
+  uint64_t positions_ = 0;       ///< positions searched per chunk of this run
   gpu::open_frames open_;
   std::mutex res_m_; ///< the writer's bad-sample notes against the walk's appends
   gpu::stage_times times_; // wait_gpu and write_sink are the writer's, the rest the caller's
