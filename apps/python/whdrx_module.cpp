@@ -20,7 +20,9 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
@@ -89,6 +91,47 @@ public:
 private:
   std::vector<uint8_t> bytes_;
 };
+
+/// Hands what is written to the sink of the call under way: a kept receiver's
+/// configuration (its soft-value sink) outlives the calls that use it.
+class forwarding_sink final : public bb::payload_sink {
+public:
+  void write(std::span<const uint8_t> bytes) override { target->write(bytes); }
+  bb::payload_sink* target = nullptr;
+};
+
+/// The receiver of the last decode, kept for the next one in this process when that
+/// asks for the same settings: the GPU backend's slots (page-locked and device
+/// memory, some 0.1 s to make and free) are then made once, not per call, as in one
+/// whd-rx process; whdrx.batch's workers decode capture after capture. whdrx.release()
+/// frees it; otherwise it is left to the process's exit, as whd-rx leaves its buffers.
+struct kept_receiver {
+  std::mutex in_use;  ///< held by the call using it; a call meanwhile makes its own receiver
+  std::string key;    ///< the settings it was made for (empty: none kept)
+  bb::made_receiver made;
+  std::atomic<bool> stop{false};
+  forwarding_sink soft;
+  std::vector<std::string>* warnings = nullptr; ///< the call's
+  std::vector<std::string> made_notices;        ///< what making it said, repeated to each call
+  bool making = false;
+};
+
+/// Never destroyed: a GPU receiver freed by a static destructor would run after the
+/// CUDA runtime has gone.
+kept_receiver& kept()
+{
+  static auto* k = new kept_receiver;
+  return *k;
+}
+
+void release_kept()
+{
+  py::gil_scoped_release release;
+  kept_receiver& k = kept();
+  const std::lock_guard lk(k.in_use);
+  k.made = {};
+  k.key.clear();
+}
 
 /// What decode() was asked for, checked by the Python layer (whdrx/__init__.py).
 struct decode_args {
@@ -193,6 +236,9 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   }
   std::vector<std::string> warnings;
   std::atomic<bool> stop{false};
+  // Where a Ctrl-C is told: this call's flag, or the kept receiver's once the call
+  // takes it (the poll below sets both, so that none is lost in the switch).
+  std::atomic<std::atomic<bool>*> stop_target{&stop};
   struct outcome {
     bb::receive_result result;
     bb::receiver_choice choice;
@@ -233,8 +279,48 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       cfg.llr = {&soft, *llr_format, args.llr_scale};
       o.llr_out = cfg.llr;
     }
-    auto made = bb::make_receiver(req, cfg, o.info.type, [&warnings](const std::string& line) { warnings.push_back(line); });
-    o.choice = made.choice;
+    std::unique_lock kept_lock(kept().in_use, std::try_to_lock);
+    bb::made_receiver own;
+    bb::receiver* rx = nullptr;
+    if (kept_lock.owns_lock()) {
+      kept_receiver& k = kept();
+      std::ostringstream key;
+      key << std::hexfloat << args.backend << '|' << args.link << '|' << args.gpus << '|' << args.device << '|' << args.batch << '|'
+          << args.threads << '|' << whd::to_string(o.info.type) << '|' << cfg.sample_rate_sps << '|'
+          << (llr_format ? bb::to_string(*llr_format) : "none") << '|' << args.llr_scale;
+      k.warnings = &warnings;
+      stop_target.store(&k.stop);
+      k.stop.store(stop.load());
+      k.soft.target = &soft;
+      if (k.key != key.str() || k.made.rx == nullptr) {
+        k.made = {}; // the old one's memory goes before the new one's is made
+        k.key.clear();
+        k.made_notices.clear();
+        bb::rx_config kcfg = cfg;
+        kcfg.stop = &k.stop;
+        if (llr_format) {
+          kcfg.llr.sink = &k.soft;
+        }
+        k.making = true;
+        auto notice = [&k](const std::string& line) {
+          if (k.making) {
+            k.made_notices.push_back(line);
+          }
+          k.warnings->push_back(line);
+        };
+        k.made = bb::make_receiver(req, kcfg, o.info.type, notice);
+        k.making = false;
+        k.key = key.str();
+      } else {
+        warnings.insert(warnings.end(), k.made_notices.begin(), k.made_notices.end());
+      }
+      rx = k.made.rx.get();
+      o.choice = k.made.choice;
+    } else {
+      own = bb::make_receiver(req, cfg, o.info.type, [&warnings](const std::string& line) { warnings.push_back(line); });
+      rx = own.rx.get();
+      o.choice = own.choice;
+    }
     vector_sink memory;
     std::unique_ptr<bb::payload_file_sink> file;
     if (args.output) {
@@ -245,7 +331,15 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       }
     }
     bb::tee_sink sink(file ? static_cast<bb::payload_sink*>(file.get()) : &memory, checker.get());
-    o.result = made.rx->run(reader, sink);
+    try {
+      o.result = rx->run(reader, sink);
+    } catch (...) {
+      if (kept_lock.owns_lock()) { // a receiver that failed is not trusted with the next capture
+        kept().made = {};
+        kept().key.clear();
+      }
+      throw;
+    }
     if (file) {
       file->close();
     }
@@ -270,7 +364,8 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       py::gil_scoped_acquire acquire;
       if (PyErr_CheckSignals() != 0) {
         interrupted = true;
-        stop.store(true, std::memory_order_relaxed);
+        stop.store(true);
+        stop_target.load()->store(true);
         break;
       }
     }
@@ -456,6 +551,8 @@ PYBIND11_MODULE(_whdrx, m)
   });
   m.attr("SAMPLE_RATE_SPS") = whd::profile::SAMPLE_RATE_SPS;
   m.attr("SYMBOL_LEN") = whd::profile::SYMBOL_LEN;
+  m.def("release", &release_kept,
+        "frees the receiver kept from the last decode (its GPU and page-locked memory); the next decode makes a new one");
   m.def("device_count", &whd::cuda::device_count, "CUDA devices usable here (0 without a GPU or driver)");
   m.def("no_device_reason", &whd::cuda::no_device_reason, "why no CUDA device is usable, in words");
   m.def("decode_path", &decode_path, py::arg("path"), py::arg("backend"), py::arg("link"), py::arg("gpus"), py::arg("device"),

@@ -105,6 +105,22 @@ def test_conformance_from_numpy(vectors, name, layout):
     assert np.array_equal(r.payload, from_path.payload)
 
 
+def test_kept_receiver_gives_what_a_new_one_gives(vectors):
+    """decode keeps its receiver for the next call with the same settings: capture after
+    capture, each result is what a receiver made for it alone gives (release() between)."""
+    names = [n for n in CAPTURES if n.endswith("ci8")] * 2
+    kept = [whdrx.decode(vectors / f"{n}.sigmf-meta", backend="cpu", llr=True, threads=2) for n in names]
+    plain = whdrx.decode(vectors / f"{names[0]}.sigmf-meta", backend="cpu", threads=2)  # other settings: another receiver
+    assert plain.llr is None and np.array_equal(plain.payload, kept[0].payload)
+    for n, r in zip(names, kept):
+        whdrx.release()
+        fresh = whdrx.decode(vectors / f"{n}.sigmf-meta", backend="cpu", llr=True, threads=2)
+        assert r.frames == fresh.frames and r.header_failures == fresh.header_failures, n
+        assert np.array_equal(r.payload, fresh.payload) and np.array_equal(r.llr, fresh.llr), n
+    whdrx.release()
+    whdrx.release()  # nothing kept: nothing to do
+
+
 def test_truth_counts(vectors):
     r = whdrx.decode(vectors / "impaired_mixed_ci8.sigmf-meta", truth=vectors / "impaired_mixed_ci8.truth")
     assert (r.bit_errors, r.missing_bits, r.ber) == (0, 0, 0.0)

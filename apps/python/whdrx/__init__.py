@@ -33,7 +33,7 @@ try:
 except ImportError as e:
     raise ImportError(f"whdrx's extension _whdrx does not load here: {e}; {_WRONG_PYTHON}") from e
 
-__all__ = ["CaptureError", "DecodeResult", "Transmission", "decode", "transmit", "SAMPLE_RATE_SPS"]
+__all__ = ["CaptureError", "DecodeResult", "Transmission", "decode", "release", "transmit", "SAMPLE_RATE_SPS"]
 
 #: An unusable capture: missing, malformed, empty, shorter than one symbol, unreadable.
 #: The message is whd-rx's (it names the file and says what to do).
@@ -178,6 +178,10 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
     The GIL is released while decoding; Ctrl-C stops the receiver after the frame
     being decoded (as SIGINT stops whd-rx) and raises KeyboardInterrupt.
 
+    The receiver is kept for the next call with the same settings, so that decoding
+    capture after capture (whdrx.batch's workers) makes the GPU backend's buffers
+    once; it holds some GPU and page-locked memory until ``release()``.
+
     Raises CaptureError for an unusable capture, ValueError for bad arguments,
     OSError when the truth or output file cannot be used, RuntimeError when the GPU
     backend was asked for and cannot run (the messages are whd-rx's).
@@ -253,6 +257,12 @@ class Transmission:
     paths: dict
     #: Integer scale, peak, clipped samples, signal and noise power, frames cut off.
     summary: dict
+
+
+def release() -> None:
+    """Free the receiver that decode() keeps between calls (its GPU and page-locked
+    memory); the next decode makes a new one."""
+    _whdrx.release()
 
 
 def _list(value: Union[str, int, Sequence], name: str) -> list:
