@@ -123,8 +123,14 @@ else:
         out = os.path.join(work, "batch")
         subprocess.run([sys.executable, "-m", "whdrx.batch", src, "--out", out, "--backend", backend, "--force", "-q"],
                        check=True)
-    row(f"python3 -m whdrx.batch over 16 captures (local cluster), {batch_runs} runs", timed(dask_batch, batch_runs),
-        loop_med, "cluster start-up included")
+    med = row(f"python3 -m whdrx.batch over 16 captures (local cluster), {batch_runs} runs", timed(dask_batch, batch_runs),
+              loop_med, "cluster start-up included")
+    # Where the batch's time goes: its decodes (the summary's seconds, one worker per
+    # GPU decoding in turn) and the rest (the cluster, the tasks' hand-over).
+    with open(os.path.join(work, "batch", "summary.jsonl")) as f:
+        decodes = sum(json.loads(line)["seconds"] for line in f)
+    rows.append(("  of which the 16 decodes (summary's seconds, summed)", decodes, [], None,
+                 f"the rest {med - decodes:.2f} s: cluster start and stop, hand-over"))
 
 gpu = ""
 with_smi = shutil.which("nvidia-smi")
