@@ -60,15 +60,20 @@ def test_gpu_round_trip_of_packets():
 
 def test_gpu_receiver_kept_between_captures():
     """The receiver decode keeps serves capture after capture of one type, larger and
-    smaller than the one its buffers were made for: each as the CPU decodes it."""
+    smaller than the one its buffers were made for: each exactly as a receiver made for
+    it alone (release() between), and with the CPU's payload."""
     sizes = [40, 400, 7, 400, 120]
     ts = [whdrx.transmit(datatype="ci8", frames=n, nd=[4, 52], mod="qpsk,qam16", taps=4, snr_db=25, seed=20 + n)
           for n in sizes]
-    gpu = [whdrx.decode(t.samples, backend="gpu", llr=True) for t in ts]
-    for t, g in zip(ts, gpu):
-        c = whdrx.decode(t.samples, backend="cpu", llr=True, threads=2)
-        assert [f["start"] for f in g.frames] == [f["start"] for f in c.frames]
-        assert np.array_equal(g.payload, c.payload) and np.array_equal(g.llr, c.llr)
+    kept = [whdrx.decode(t.samples, backend="gpu", llr=True) for t in ts]
+    for t, k in zip(ts, kept):
+        whdrx.release()
+        fresh = whdrx.decode(t.samples, backend="gpu", llr=True)
+        assert k.frames == fresh.frames and k.header_failures == fresh.header_failures
+        assert np.array_equal(k.payload, fresh.payload) and np.array_equal(k.llr, fresh.llr)
+        c = whdrx.decode(t.samples, backend="cpu", threads=2)
+        assert [f["start"] for f in k.frames] == [f["start"] for f in c.frames]
+        assert np.array_equal(k.payload, c.payload)
     whdrx.release()
 
 
