@@ -25,6 +25,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
@@ -250,6 +251,12 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   };
   auto work = [&]() -> outcome {
     outcome o;
+    // The CUDA context (some 0.3 s on a first call) is made while the capture is
+    // opened, as whd-rx does; made already, this costs nothing.
+    std::jthread context;
+    if (req.backend != bb::backend_kind::cpu) {
+      context = std::jthread([device = args.device] { whd::cuda::create_context(device); });
+    }
     try {
       o.info = tr::open_capture(path, format);
     } catch (const tr::capture_error& e) {
@@ -278,6 +285,9 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
     if (llr_format) {
       cfg.llr = {&soft, *llr_format, args.llr_scale};
       o.llr_out = cfg.llr;
+    }
+    if (context.joinable()) {
+      context.join();
     }
     std::unique_lock kept_lock(kept().in_use, std::try_to_lock);
     bb::made_receiver own;
