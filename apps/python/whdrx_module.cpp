@@ -393,14 +393,14 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   auto o = running.get();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   py::dict d;
-  auto report = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth);
+  auto report = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth, std::nullopt, 0.0, false);
   if (llr_format) {
     report["llr"] = bb::llr_report(o.llr_out, o.result, "<memory: DecodeResult.llr>");
     d["llr"] = owned_array(std::move(o.llr), py::dtype(numpy_dtype(*llr_format)), bb::llr_value_bytes(*llr_format));
   } else {
     d["llr"] = py::none();
   }
-  d["report"] = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  d["report"] = bb::dump_report(std::move(report), o.result.frames, -1);
   d["choice"] = choice_dict(o.choice);
   d["warnings"] = warnings;
   d["interrupted"] = o.result.interrupted;

@@ -403,12 +403,12 @@ int run(const options& o)
     truth->path = o.truth;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto report_json = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps);
+  auto report_json = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps, false);
   if (llr_file) {
     report_json["llr"] = bb::llr_report(cfg.llr, result, o.llr);
   }
   // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
-  const auto report = report_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto report = bb::dump_report(std::move(report_json), result.frames, 2);
   if (o.report == "-") {
     std::cout << report << "\n";
   } else {

@@ -1,6 +1,9 @@
 #include <whd/baseband/report.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string_view>
 #include <sys/resource.h>
 
 #include <bit>
@@ -127,7 +130,7 @@ nlohmann::json timing_json(const timing_description& t)
 }
 
 nlohmann::json make_report(const input_description& in, const receive_result& res, const timing_description& t,
-                           const std::optional<truth_comparison>& truth)
+                           const std::optional<truth_comparison>& truth, bool with_frames)
 {
   nlohmann::json r;
   r["profile"] = profile::VERSION;
@@ -136,7 +139,7 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
     r["input"]["sample_rate"] = *in.sample_rate_sps;
   }
   r["frames"] = nlohmann::json::array();
-  for (const auto& f : res.frames) {
+  for (const auto& f : with_frames ? res.frames : std::vector<frame_result>{}) {
     auto bad_symbols = nlohmann::json::array();
     for (const auto& run : f.bad_symbols) {
       bad_symbols.push_back({run.first, run.count});
@@ -177,6 +180,147 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
                   {"ber", truth->ber()}};
   }
   return r;
+}
+
+namespace {
+
+/// A frame list written as nlohmann's dump writes a JSON array of make_report's
+/// frame objects (keys in its order: sorted).
+class frames_writer {
+public:
+  frames_writer(std::string& out, int indent) : out_(out), indent_(indent) {}
+
+  void write(const std::vector<frame_result>& frames)
+  {
+    if (frames.empty()) {
+      out_ += "[]";
+      return;
+    }
+    out_ += '[';
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      out_ += i == 0 ? "" : ",";
+      line(2);
+      frame(frames[i]);
+    }
+    line(1);
+    out_ += ']';
+  }
+
+private:
+  void frame(const frame_result& f)
+  {
+    out_ += '{';
+    key("bad_samples", true);
+    number(f.bad_samples);
+    key("bad_symbols");
+    if (f.bad_symbols.empty()) {
+      out_ += "[]";
+    } else {
+      out_ += '[';
+      for (std::size_t j = 0; j < f.bad_symbols.size(); ++j) {
+        out_ += j == 0 ? "" : ",";
+        line(4);
+        out_ += '[';
+        line(5);
+        number(f.bad_symbols[j].first);
+        out_ += ',';
+        line(5);
+        number(f.bad_symbols[j].count);
+        line(4);
+        out_ += ']';
+      }
+      line(3);
+      out_ += ']';
+    }
+    key("cfo_hz");
+    real(f.cfo_Hz);
+    key("mod");
+    out_ += '"';
+    out_ += profile::to_string(f.mod);
+    out_ += '"';
+    key("nd");
+    number(f.nd);
+    key("payload_bytes");
+    number(f.payload_bytes);
+    key("payload_offset");
+    number(f.payload_offset);
+    key("seq");
+    number(unsigned(f.seq));
+    key("snr_db");
+    real(f.snr_dB);
+    key("start");
+    number(f.start);
+    key("symbols");
+    number(f.symbols);
+    key("truncated");
+    out_ += f.truncated ? "true" : "false";
+    line(2);
+    out_ += '}';
+  }
+
+  void line(int level)
+  {
+    if (indent_ >= 0) {
+      out_ += '\n';
+      out_.append(std::size_t(level * indent_), ' ');
+    }
+  }
+
+  void key(const char* k, bool first = false)
+  {
+    if (!first) {
+      out_ += ',';
+    }
+    line(3);
+    out_ += '"';
+    out_ += k;
+    out_ += indent_ >= 0 ? "\": " : "\":";
+  }
+
+  template <class T>
+  void number(T v)
+  {
+    char buf[24];
+    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  }
+
+  /// The shortest text that reads back as `v`; a whole number keeps a ".0" so that
+  /// it reads back as a float (JSON readers such as Python's tell 1 from 1.0).
+  void real(double v)
+  {
+    if (!std::isfinite(v)) {
+      out_ += "null";
+      return;
+    }
+    char buf[32];
+    const std::string_view s(buf, std::size_t(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+    out_ += s;
+    if (s.find_first_of(".e") == std::string_view::npos) {
+      out_ += ".0";
+    }
+  }
+
+  std::string& out_;
+  int indent_;
+};
+
+} // namespace
+
+std::string dump_report(nlohmann::json report, const std::vector<frame_result>& frames, int indent)
+{
+  // A mark where the frames go: a string no report field holds.
+  const std::string mark = "\\u0001whd-rx frames\\u0001";
+  report["frames"] = "\x01whd-rx frames\x01";
+  std::string text = report.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::size_t at = text.find('"' + mark + '"');
+  if (at == std::string::npos) {
+    throw std::logic_error("dump_report: the frames' mark was not found in the report's text");
+  }
+  std::string list;
+  list.reserve(frames.size() * (indent >= 0 ? 340 : 220));
+  frames_writer(list, indent).write(frames);
+  text.replace(at, mark.size() + 2, list);
+  return text;
 }
 
 } // namespace whd::baseband

@@ -113,11 +113,11 @@ std::optional<double> seconds_since_process_start()
 
 nlohmann::json make_run_report(const std::string& capture, const transport::capture_info& info, const receive_result& res,
                                std::string_view backend, double seconds, const std::optional<truth_comparison>& truth,
-                               const std::optional<run_seconds>& split, double sample_rate_sps)
+                               const std::optional<run_seconds>& split, double sample_rate_sps, bool with_frames)
 {
   const input_description in{capture, std::string(whd::to_string(info.type)), info.nof_samples, info.sample_rate_sps};
   const timing_description timing{std::string(backend), "end-to-end", seconds, res.data_symbols, res.payload_bytes * 8};
-  nlohmann::json r = make_report(in, res, timing, truth);
+  nlohmann::json r = make_report(in, res, timing, truth, with_frames);
   if (split) {
     auto& t = r["timing"];
     const double rate = sample_rate_sps > 0.0 ? sample_rate_sps : info.sample_rate_sps.value_or(profile::SAMPLE_RATE_SPS);

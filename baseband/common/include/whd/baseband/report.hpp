@@ -85,7 +85,17 @@ nlohmann::json timing_json(const timing_description& t);
 /// frame's first, whose windows held any); per header failure "bad_samples"; and
 /// "interrupted" (the run was stopped: frames after the last listed were not searched);
 /// "resources" (resource_use: peak RSS, device and pinned memory, batch size).
+/// `with_frames` false leaves "frames" out, for dump_report to write them.
 nlohmann::json make_report(const input_description& in, const receive_result& res, const timing_description& t,
-                           const std::optional<truth_comparison>& truth = std::nullopt);
+                           const std::optional<truth_comparison>& truth = std::nullopt, bool with_frames = true);
+
+/// The report as text, as `report.dump(indent)` writes it (-1: compact), with
+/// `frames` as its "frames" (written in place of whatever `report` holds there).
+/// The frames go straight from the results to the text instead of through a JSON
+/// object each, whose making and writing cost some 3 us a frame: on a capture of
+/// short packets, more than the frame's air time. Numbers keep their values (a
+/// non-finite one is null, as nlohmann writes it); invalid UTF-8 in strings becomes
+/// U+FFFD.
+std::string dump_report(nlohmann::json report, const std::vector<frame_result>& frames, int indent);
 
 } // namespace whd::baseband

@@ -1,0 +1,84 @@
+// dump_report writes the frames of a report straight from the results: its text must
+// read back as the JSON that make_report builds with the frames in it (nlohmann's
+// dump of the same report), for either layout, whatever the frames hold.
+#include <whd/baseband/report.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace bb = whd::baseband;
+
+bb::receive_result random_result(std::size_t nof_frames, uint32_t seed)
+{
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  // Doubles of every kind a frame can hold: whole, tiny, huge, negative, zero, not finite.
+  const std::vector<double> special{0.0,   -0.0,   1.0,     100.0, -3.0e5, 1e-5,  1.5e-7, 123456789012345678.0, 1e21, 1e300,
+                                    5e-324, 0.1,    2.0 / 3, 1e15,  1e16,   -1e-4, std::numeric_limits<double>::quiet_NaN(),
+                                    std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  bb::receive_result r;
+  for (std::size_t i = 0; i < nof_frames; ++i) {
+    bb::frame_result f;
+    f.start = g() >> (g() % 64);
+    f.mod = i % 2 == 0 ? whd::profile::modulation::qpsk : whd::profile::modulation::qam16;
+    f.nd = uint32_t(g() % (1u << 20));
+    f.seq = uint8_t(g());
+    f.symbols = uint32_t(g() % (f.nd + 1));
+    f.truncated = g() % 3 == 0;
+    f.cfo_Hz = i < special.size() ? special[i] : u(g) * 1e6;
+    f.snr_dB = i < special.size() ? special[special.size() - 1 - i] : 40 * u(g);
+    f.payload_offset = g();
+    f.payload_bytes = g() % 1000000;
+    f.bad_samples = g() % 4 == 0 ? g() % 5000 : 0;
+    for (uint64_t k = 0, n = g() % 5 == 0 ? g() % 4 : 0; k < n; ++k) {
+      f.bad_symbols.push_back({uint32_t(g() % 1000), uint32_t(1 + g() % 9)});
+    }
+    r.frames.push_back(f);
+  }
+  r.header_failures.push_back({123, whd::profile::header_status::crc, 7});
+  r.payload_bytes = 42;
+  return r;
+}
+
+bb::input_description input() { return {"capture \xff.sigmf-meta", "ci8", 1000, 2.538e9}; }
+
+TEST(dump_report, reads_back_as_the_report_with_its_frames)
+{
+  const bb::timing_description t{"cpu", "end-to-end", 1.5, 4000, 32000};
+  for (std::size_t n : {0u, 1u, 2u, 40u, 3000u}) {
+    const auto res = random_result(n, uint32_t(n) + 1);
+    const nlohmann::json full = bb::make_report(input(), res, t);
+    for (int indent : {2, -1, 0, 4}) {
+      const std::string text = bb::dump_report(bb::make_report(input(), res, t, std::nullopt, false), res.frames, indent);
+      const std::string want = full.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+      const auto back = nlohmann::json::parse(text);
+      EXPECT_EQ(back, nlohmann::json::parse(want)) << n << " frames, indent " << indent;
+      // The layout too: the same lines (numbers may be written another shortest way).
+      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), std::count(want.begin(), want.end(), '\n')) << n << ", " << indent;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto& f = back["frames"][i];
+        // Float fields stay floats (or null where not finite), as nlohmann writes them.
+        EXPECT_TRUE(f["cfo_hz"].is_number_float() || (f["cfo_hz"].is_null() && !std::isfinite(res.frames[i].cfo_Hz))) << i;
+        EXPECT_TRUE(f["snr_db"].is_number_float() || (f["snr_db"].is_null() && !std::isfinite(res.frames[i].snr_dB))) << i;
+      }
+    }
+  }
+}
+
+TEST(dump_report, a_report_without_frames_is_written_as_nlohmann_writes_it)
+{
+  const bb::timing_description t{"gpu", "end-to-end", 0.5, 0, 0};
+  const bb::receive_result res;
+  const nlohmann::json r = bb::make_report(input(), res, t);
+  EXPECT_EQ(bb::dump_report(r, {}, 2), r.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  EXPECT_EQ(bb::dump_report(r, {}, -1), r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+} // namespace
