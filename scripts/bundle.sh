@@ -27,6 +27,8 @@ if [[ -d $WHD_ROOT/../shared/vectors ]]; then
   cp -r "$WHD_ROOT/../shared/vectors" "$dist/vectors"
 fi
 cp -r "$here/../scripts" "$dist/scripts"
+# The commit it was built from, for the results (a changed tree says so).
+{ git -C "$WHD_ROOT" rev-parse --short HEAD | tr -d '\n'; git -C "$WHD_ROOT" diff --quiet HEAD || echo -n "-dirty"; echo; } >"$dist/COMMIT"
 # The Python tests (scripts/python_device_round.sh runs them there).
 mkdir -p "$dist/tests"
 cp -r "$here/../tests/python" "$dist/tests/python"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Issue 19's whole-process measure: whd-rx --backend gpu on a capture of each traffic
+# shape holding about 4 s of air (~20 GB of ci8, in memory as in the page cache,
+# payload to /dev/shm), so that set-up is amortised as it is for a real recording.
+# Each capture is COPIES copies, end to end, of the shape's capture that `whd-bench
+# traffic` makes (made first if absent; its frames, gaps and noise as listed there):
+# raw ci8, each copy starting with its lead of noise. Per shape: the median of
+# REPEATS whole processes timed from outside, the report's split (set-up; decode =
+# first samples handed over to payload written, the steady region), x real time by
+# air time, ns per data symbol, and the payload against the copies' truth (cmp).
+# Usage (device `carry: ["dist"]`): scripts/traffic_air_round.sh dist [COPIES] [REPEATS] [SHAPES...]
+# Writes $OUT/traffic-air.md (or ./out-air); the x1 captures stay in $WHD_SHAPES.
+set -uo pipefail
+dist=$(cd "${1:-dist}" && pwd)
+copies=${2:-16}
+repeats=${3:-3}
+shift 3 || shift $#
+shapes=("$@")
+((${#shapes[@]})) || shapes=(long packets tiny bursty)
+final=${OUT:-out-air}
+mkdir -p "$final"
+export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+src=${WHD_SHAPES:-/dev/shm/whd-shapes}
+work=/dev/shm/whd-air
+mkdir -p "$src" "$work"
+md=$final/traffic-air.md
+log=$final/traffic-air.log
+: >"$log"
+list=$(IFS=,; echo "${shapes[*]}")
+# The x1 captures (and their own whole-process rows, kept in the log).
+"$dist/bin/whd-bench" traffic --shapes "$list" --types ci8 --backends gpu --repeats 1 --rx "$dist/bin/whd-rx" --dir "$src" \
+  --markdown "$work/x1.md" >>"$log" 2>&1
+cat "$work/x1.md" >>"$log" 2>/dev/null
+{
+  echo "# Traffic shapes at about 4 s of air, whole whd-rx process, GPU backend ($(date -u +%FT%TZ))"
+  echo
+  echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
+  echo "Command: \`scripts/traffic_air_round.sh dist $copies $repeats ${shapes[*]}\`: $copies copies of each \`whd-bench traffic\` ci8 capture end to end"
+  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -q -o /dev/shm/... --report FILE\`, median of $repeats processes timed from outside."
+  echo
+  echo "| shape | GB | air [s] | frames | data symbols | whole process [s] | x real time (air) | ns / data symbol | report: setup / decode [s] | decode region x real time (air) | payload = truth |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"
+} >"$md"
+for shape in "${shapes[@]}"; do
+  base=$src/$shape-ci8
+  [[ -f $base.sigmf-data ]] || { echo "| $shape | no capture | | | | | | | | | |" >>"$md"; continue; }
+  cap=$work/$shape.ci8
+  truth=$work/$shape.truth
+  rm -f "$cap" "$truth"
+  for ((i = 0; i < copies; i++)); do
+    cat "$base.sigmf-data" >>"$cap"
+    cat "$base.truth" >>"$truth"
+  done
+  times=()
+  for ((r = 0; r < repeats; r++)); do
+    t0=$(date +%s.%N)
+    "$dist/bin/whd-rx" "$cap" --backend gpu -q -o "$work/payload.bin" --report "$work/report.$r.json" 2>>"$log"
+    rc=$?
+    t1=$(date +%s.%N)
+    times+=("$(python3 -c "print($t1 - $t0)") $r $rc")
+    if ((r == 0)); then
+      cmp -s "$work/payload.bin" "$truth" && same=yes || same="no ($(cmp "$work/payload.bin" "$truth" 2>&1 | head -c 120))"
+    fi
+    rm -f "$work/payload.bin"
+  done
+  med=$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((repeats + 1) / 2))p")
+  python3 - "$med" "$work" "$cap" "$shape" "$same" >>"$md" <<'PY'
+import json, os, sys
+med, work, cap, shape, same = sys.argv[1:6]
+secs, r, rc = med.split()
+secs = float(secs)
+if rc != "0":
+    print(f"| {shape} | failed (rc {rc}) | | | | | | | | | |")
+    sys.exit()
+rep = json.load(open(f"{work}/report.{r}.json"))
+t = rep["timing"]
+air = t["air_seconds"]
+n = rep["timing"]["data_symbols"]
+gb = os.path.getsize(cap) / 1e9
+print(f"| {shape} | {gb:.1f} | {air:.3f} | {len(rep['frames'])} | {n} | {secs:.3f} | {air / secs:.2f} | {secs * 1e9 / n:.1f} | "
+      f"{t['setup_seconds']:.3f} / {t['decode_seconds']:.3f} | {air / t['decode_seconds']:.2f} | {same} |")
+PY
+  rm -f "$cap" "$truth" "$work"/report.*.json
+done
+cat "$md"
