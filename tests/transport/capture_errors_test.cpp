@@ -230,6 +230,67 @@ TEST_F(transport_capture_errors, bad_sample_rate_layout_and_annotations)
                   {"hdr.sigmf-meta", "header_bytes"});
 }
 
+TEST_F(transport_capture_errors, annotations_are_read_as_the_document_holds_them)
+{
+  // The annotations are read as they are parsed, not kept as a document: what SigMF
+  // defines of each is kept, any other member skipped however deep, and odd elements
+  // refused with the element named, as a reader of the whole document would.
+  const auto meta_text = [](const std::string& annotations_part) {
+    return R"({"global": {"core:datatype": "ci8", "core:version": "1.0.0"}, "captures": [{"core:sample_start": 0}], )" +
+           annotations_part + "}";
+  };
+  const auto write = [&](const std::string& name, const std::string& annotations_part) {
+    test::write_text(dir_ / (name + ".sigmf-meta"), meta_text(annotations_part));
+    raw(name + ".sigmf-data", 64);
+    return dir_ / (name + ".sigmf-meta");
+  };
+  {
+    const auto info = open_capture(write("skip", R"("annotations": [
+      {"x": {"a": [1, {"core:sample_start": 99}], "b": null}, "core:sample_start": 5, "core:sample_count": 3,
+       "core:label": "l", "y": [[], {}], "core:comment": "c\u00e9", "core:sample_start": 6},
+      {"core:sample_start": 18446744073709551615, "z": 1.5e300}])"));
+    ASSERT_EQ(info.annotations.size(), 2u);
+    EXPECT_EQ(info.annotations[0].sample_start, 6u); // a member given twice: the last counts, as in JSON objects
+    EXPECT_EQ(info.annotations[0].sample_count, 3u);
+    EXPECT_EQ(info.annotations[0].label, "l");
+    EXPECT_EQ(info.annotations[0].comment, "c\xc3\xa9");
+    EXPECT_EQ(info.annotations[1].sample_start, 18446744073709551615u);
+    EXPECT_EQ(info.annotations[1].sample_count, 0u);
+  }
+  {
+    // "annotations" twice: the last counts; its elements are counted from 0 again.
+    const auto info = open_capture(
+        write("twice", R"("annotations": [{"core:sample_start": 1}, 2], "annotations": [{"core:sample_start": 7}, {"core:sample_start": 9}])"));
+    ASSERT_EQ(info.annotations.size(), 2u);
+    EXPECT_EQ(info.annotations[1].sample_start, 9u);
+    EXPECT_TRUE(open_capture(write("null", R"("annotations": null)")).annotations.empty());
+    EXPECT_TRUE(open_capture(write("empty", R"("annotations": [])")).annotations.empty());
+  }
+  expect_mentions(capture_error_of([&] { open_capture(write("nested", R"("annotations": [{"core:sample_start": [1, 2]}])")); }),
+                  {"nested.sigmf-meta", "annotations[0]", "core:sample_start", "an array of 2 elements"});
+  expect_mentions(capture_error_of([&] {
+                    open_capture(write("objlabel", R"("annotations": [{"core:sample_start": 1}, {"core:sample_start": 2, "core:label": {"a": 1}}])"));
+                  }),
+                  {"annotations[1]", "core:label", "an object of 1 members"});
+  expect_mentions(capture_error_of([&] { open_capture(write("arrayel", R"("annotations": [{"core:sample_start": 1}, [1, 2]])")); }),
+                  {"annotations[1]", "not an object"});
+  expect_mentions(capture_error_of([&] { open_capture(write("nullel", R"("annotations": [null])")); }),
+                  {"annotations[0]", "not an object"});
+  expect_mentions(capture_error_of([&] { open_capture(write("nostart", R"("annotations": [{"core:sample_count": 4}])")); }),
+                  {"annotations[0]", "lacks", "core:sample_start"});
+  expect_mentions(capture_error_of([&] { open_capture(write("notarray", R"("annotations": {"core:sample_start": 1})")); }),
+                  {"notarray.sigmf-meta", "\"annotations\" is not an array"});
+  // The first bad element is the one named.
+  expect_mentions(capture_error_of([&] {
+                    open_capture(write("first", R"("annotations": [{"core:sample_start": 1}, {"core:sample_start": -1}, 3])"));
+                  }),
+                  {"annotations[1]", "core:sample_start"});
+  // A fault of the document outside the annotations is told first, as before.
+  test::write_text(dir_ / "order.sigmf-meta", R"({"annotations": [7], "global": {"core:version": "1.0.0"}})");
+  raw("order.sigmf-data", 64);
+  expect_mentions(capture_error_of([&] { open_capture(dir_ / "order.sigmf-meta"); }), {"order.sigmf-meta", "core:datatype"});
+}
+
 TEST_F(transport_capture_errors, meta_without_optional_fields_is_read)
 {
   // Only what SigMF requires: no sample rate, no captures, no annotations.
