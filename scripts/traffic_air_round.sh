@@ -9,7 +9,8 @@
 # first samples handed over to payload written, the steady region), x real time by
 # air time, ns per data symbol, and the payload against the copies' truth (cmp).
 # Usage (device `carry: ["dist"]`): scripts/traffic_air_round.sh dist [COPIES] [REPEATS] [SHAPES...]
-# Writes $OUT/traffic-air.md (or ./out-air); the x1 captures stay in $WHD_SHAPES.
+# Writes $OUT/traffic-air.md and traffic-x1.{md,json} (or ./out-air); the x1 captures
+# stay in $WHD_SHAPES.
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
 copies=${2:-16}
@@ -27,10 +28,9 @@ md=$final/traffic-air.md
 log=$final/traffic-air.log
 : >"$log"
 list=$(IFS=,; echo "${shapes[*]}")
-# The x1 captures (and their own whole-process rows, kept in the log).
-"$dist/bin/whd-bench" traffic --shapes "$list" --types ci8 --backends gpu --repeats 1 --rx "$dist/bin/whd-rx" --dir "$src" \
-  --markdown "$work/x1.md" >>"$log" 2>&1
-cat "$work/x1.md" >>"$log" 2>/dev/null
+# The x1 captures, and their own whole-process rows ($OUT/traffic-x1.md).
+"$dist/bin/whd-bench" traffic --shapes "$list" --types ci8 --backends gpu --repeats "$repeats" --rx "$dist/bin/whd-rx" --dir "$src" \
+  --markdown "$final/traffic-x1.md" --json "$final/traffic-x1.json" >>"$log" 2>&1
 {
   echo "# Traffic shapes at about 4 s of air, whole whd-rx process, GPU backend ($(date -u +%FT%TZ))"
   echo
