@@ -1,5 +1,7 @@
 #include <whd/baseband/frame_locator.hpp>
 
+#include "cycles.hpp"
+
 #include <complex>
 #include <liquid/liquid.h>
 
@@ -13,7 +15,7 @@ namespace p = profile;
 
 cf32 derotation(double cycles)
 {
-  const double ph = -2.0 * std::numbers::pi * std::remainder(cycles, 1.0);
+  const double ph = -2.0 * std::numbers::pi * remainder_one(cycles);
   return {float(std::cos(ph)), float(std::sin(ph))};
 }
 
