@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -54,6 +57,8 @@ struct cpu_worker {
   fft_worker fft;
   candidate_locator locator;
   std::vector<cf32> rot = std::vector<cf32>(p::N);
+  /// The CFO `rot` was made for (NaN: none yet): the pieces of a long frame share it.
+  double rot_cfo_cps = std::numeric_limits<double>::quiet_NaN();
   std::vector<cf32> samples;
   std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
 };
@@ -229,8 +234,11 @@ private:
   void decode_piece(const transport::sample_source& src, const located_frame& lf, const piece& pc, cpu_worker& w)
   {
     const frame_sync& s = lf.sync;
-    for (int i = 0; i < p::N; ++i) {
-      w.rot[std::size_t(i)] = derotation(s.cfo_cps * i);
+    if (std::bit_cast<uint64_t>(s.cfo_cps) != std::bit_cast<uint64_t>(w.rot_cfo_cps)) {
+      for (int i = 0; i < p::N; ++i) {
+        w.rot[std::size_t(i)] = derotation(s.cfo_cps * i);
+      }
+      w.rot_cfo_cps = s.cfo_cps;
     }
     const std::size_t bps = std::size_t(p::bytes_per_symbol(lf.info.mod));
     const auto nbits = std::size_t(p::bits_per_symbol(lf.info.mod));
