@@ -29,7 +29,7 @@ struct candidate_locator::plan {
   std::array<cf32, p::N> out{};
   fftplan fft;
   std::array<cf32, 2 * p::SYMBOL_LEN + p::N> head{}; ///< the preamble and header windows
-  std::array<cf32, p::N> rot{};                      ///< derotation(cfo * i) of the window's samples
+  derotation_table rot{};                            ///< of the last candidate examined
 };
 
 std::unique_ptr<channel_smoother> make_channel_smoother(const rx_config& cfg)
@@ -46,6 +46,8 @@ candidate_locator::candidate_locator(const rx_config& cfg, const channel_smoothe
 {
 }
 candidate_locator::~candidate_locator() = default;
+
+const derotation_table& candidate_locator::last_derotation() const noexcept { return plan_->rot; }
 
 located_detection candidate_locator::examine(const transport::sample_source& src, const detection& d)
 {
