@@ -27,10 +27,10 @@ public:
   fft_worker& operator=(const fft_worker&) = delete;
 
   /// FFT of N samples at `r`, each derotated by rot[i] * base.
-  const cf32* transform(const cf32* r, cf32 base, const std::vector<cf32>& rot)
+  const cf32* transform(const cf32* r, cf32 base, const derotation_table& rot)
   {
-    for (int i = 0; i < p::N; ++i) {
-      in_[std::size_t(i)] = r[i] * (rot[std::size_t(i)] * base);
+    for (std::size_t i = 0; i < p::N; ++i) {
+      in_[i] = r[i] * (rot[i] * base);
     }
     fft_execute(plan_);
     return out_.data();
@@ -53,9 +53,14 @@ struct cpu_worker {
   cpu_worker(const rx_config& cfg, const channel_smoother* smoother) : locator(cfg, smoother) {}
   fft_worker fft;
   candidate_locator locator;
-  std::vector<cf32> rot = std::vector<cf32>(p::N);
   std::vector<cf32> samples;
   std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
+};
+
+/// A frame taken for decoding, and the derotation table its locator made.
+struct taken_frame {
+  const located_frame* frame = nullptr;
+  const derotation_table* rot = nullptr;
 };
 
 /// Consecutive data symbols [first, first + count) of one frame of a round.
@@ -88,7 +93,7 @@ public:
     const uint64_t npos = candidate_search::nof_positions(src.size());
     frame_walk walk;
     std::vector<located_candidate> located;
-    std::vector<const located_frame*> taken;
+    std::vector<taken_frame> taken;
     std::vector<std::size_t> taken_result;
     for (uint64_t lo = 0; lo < npos && !walk.ended();) {
       // Frames are whole in the result and the payload: a stop is honoured between regions.
@@ -108,11 +113,16 @@ public:
       // Every candidate the walk may still take is located, in parallel (those
       // inside a frame of this region are located for nothing, and skipped).
       located.assign(cands.size(), {});
+      rots_.resize(std::max(rots_.size(), cands.size()));
       std::atomic<std::size_t> next{0};
       pool_.run(std::min<unsigned>(nof_threads_, unsigned(cands.size())), [&](unsigned part, unsigned) {
         for (std::size_t i; (i = next.fetch_add(1)) < cands.size();) {
           if (walk.takes(cands[i])) {
             located[i] = workers_[part]->locator.locate(src, cands[i]);
+            if (located[i].frame) {
+              // derotation(cfo * i) of the frame's windows, which its data symbols share
+              rots_[i] = workers_[part]->locator.last_derotation();
+            }
           }
         }
       });
@@ -131,7 +141,7 @@ public:
         f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
         res.payload_bytes += f.payload_bytes;
         res.data_symbols += f.symbols;
-        taken.push_back(&*located[i].frame);
+        taken.push_back({&*located[i].frame, &rots_[i]});
         taken_result.push_back(res.frames.size());
         res.frames.push_back(std::move(f));
       }
@@ -169,7 +179,7 @@ private:
   /// counts them and lists the symbols that held any. Once rx_config::stop is raised
   /// no further frame is started (the one being decoded is finished).
   /// @return the number of frames decoded (all of them unless stopped)
-  std::size_t decode_frames(const transport::sample_source& src, const std::vector<const located_frame*>& frames,
+  std::size_t decode_frames(const transport::sample_source& src, const std::vector<taken_frame>& frames,
                      const std::vector<std::size_t>& index, receive_result& res, payload_sink& sink)
   {
     const std::size_t round = std::max<std::size_t>(cfg_.symbols_per_batch, 1);
@@ -180,7 +190,7 @@ private:
       pieces_.clear();
       std::size_t nof = 0, bytes = 0, llr_bytes = 0;
       while (k < frames.size() && nof < round) {
-        const uint64_t total = frames[k]->info.symbols;
+        const uint64_t total = frames[k].frame->info.symbols;
         if (done == total) {
           ++k;
           done = 0;
@@ -190,13 +200,13 @@ private:
           stopped = true;
           break;
         }
-        const std::size_t bps = std::size_t(p::bytes_per_symbol(frames[k]->info.mod));
+        const std::size_t bps = std::size_t(p::bytes_per_symbol(frames[k].frame->info.mod));
         const auto n = std::size_t(std::min<uint64_t>({total - done, round - nof, PIECE}));
         pieces_.push_back({k, done, n, bytes, llr_bytes, nof});
         nof += n;
         bytes += n * bps;
         if (cfg_.llr.sink != nullptr) {
-          llr_bytes += n * std::size_t(p::bits_per_symbol(frames[k]->info.mod)) * llr_value_bytes(cfg_.llr.format);
+          llr_bytes += n * std::size_t(p::bits_per_symbol(frames[k].frame->info.mod)) * llr_value_bytes(cfg_.llr.format);
         }
         done += n;
       }
@@ -209,7 +219,7 @@ private:
       std::atomic<std::size_t> next{0};
       pool_.run(std::min<unsigned>(nof_threads_, unsigned(pieces_.size())), [&](unsigned part, unsigned) {
         for (std::size_t i; (i = next.fetch_add(1)) < pieces_.size();) {
-          decode_piece(src, *frames[pieces_[i].frame], pieces_[i], *workers_[part]);
+          decode_piece(src, frames[pieces_[i].frame], pieces_[i], *workers_[part]);
         }
       });
       sink.write(std::span<const uint8_t>(bytes_.data(), bytes));
@@ -226,12 +236,10 @@ private:
 
   bool stop_raised() const noexcept { return cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed); }
 
-  void decode_piece(const transport::sample_source& src, const located_frame& lf, const piece& pc, cpu_worker& w)
+  void decode_piece(const transport::sample_source& src, const taken_frame& tf, const piece& pc, cpu_worker& w)
   {
+    const located_frame& lf = *tf.frame;
     const frame_sync& s = lf.sync;
-    for (int i = 0; i < p::N; ++i) {
-      w.rot[std::size_t(i)] = derotation(s.cfo_cps * i);
-    }
     const std::size_t bps = std::size_t(p::bytes_per_symbol(lf.info.mod));
     const auto nbits = std::size_t(p::bits_per_symbol(lf.info.mod));
     const std::size_t llr_bps = nbits * llr_value_bytes(cfg_.llr.format);
@@ -243,7 +251,7 @@ private:
       const uint64_t m = m0 + i;
       cf32* r = w.samples.data() + i * L;
       bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
-      const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), w.rot);
+      const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), *tf.rot);
       demap_symbol(y, lf.channel, pilot_derotation(y, lf.channel, (long long)m), lf.info.mod, bytes_.data() + pc.offset + i * bps, llr);
       if (llr != nullptr) {
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
@@ -275,6 +283,7 @@ private:
   host_pool pool_;
   std::vector<std::unique_ptr<cpu_worker>> workers_;
   std::vector<piece> pieces_;
+  std::vector<derotation_table> rots_; ///< the region's candidates' (those located as frames)
   std::vector<uint8_t> bytes_;
   std::vector<uint8_t> llr_bytes_;
   std::vector<uint32_t> bad_;

@@ -1,5 +1,7 @@
 #include <whd/baseband/frame_locator.hpp>
 
+#include "cycles.hpp"
+
 #include <complex>
 #include <liquid/liquid.h>
 
@@ -13,11 +15,11 @@ namespace p = profile;
 
 cf32 derotation(double cycles)
 {
-  const double ph = -2.0 * std::numbers::pi * std::remainder(cycles, 1.0);
+  const double ph = -2.0 * std::numbers::pi * remainder_one(cycles);
   return {float(std::cos(ph)), float(std::sin(ph))};
 }
 
-/// liquid-dsp plan for the three preamble/header windows.
+/// liquid-dsp plan for the three preamble/header windows, and their samples.
 struct candidate_locator::plan {
   plan() : fft(fft_create_plan(p::N, in.data(), out.data(), LIQUID_FFT_FORWARD, 0)) {}
   ~plan() { fft_destroy_plan(fft); }
@@ -26,6 +28,8 @@ struct candidate_locator::plan {
   std::array<cf32, p::N> in{};
   std::array<cf32, p::N> out{};
   fftplan fft;
+  std::array<cf32, 2 * p::SYMBOL_LEN + p::N> head{}; ///< the preamble and header windows
+  derotation_table rot{};                            ///< of the last candidate examined
 };
 
 std::unique_ptr<channel_smoother> make_channel_smoother(const rx_config& cfg)
@@ -43,6 +47,8 @@ candidate_locator::candidate_locator(const rx_config& cfg, const channel_smoothe
 }
 candidate_locator::~candidate_locator() = default;
 
+const derotation_table& candidate_locator::last_derotation() const noexcept { return plan_->rot; }
+
 located_detection candidate_locator::examine(const transport::sample_source& src, const detection& d)
 {
   constexpr uint64_t L = p::SYMBOL_LEN;
@@ -54,7 +60,7 @@ located_detection candidate_locator::examine(const transport::sample_source& src
   }
   x.sync = *s;
   // Preamble and header windows.
-  std::vector<cf32> head(2 * L + p::N);
+  auto& head = plan_->head;
   if (src.read(s->fft0, head) != head.size()) {
     x.what = located_detection::outcome::cut_off;
     return x;
@@ -63,11 +69,16 @@ located_detection candidate_locator::examine(const transport::sample_source& src
   for (uint64_t m = 0; m < 3; ++m) {
     x.bad_samples += zero_non_finite(std::span<cf32>(head.data() + m * L, p::N));
   }
+  // The windows' samples are derotated alike, but for each window's base phase.
+  auto& rot = plan_->rot;
+  for (int i = 0; i < p::N; ++i) {
+    rot[std::size_t(i)] = derotation(s->cfo_cps * i);
+  }
   std::array<std::array<cf32, p::N>, 3> y{};
   for (uint64_t m = 0; m < 3; ++m) {
     const cf32 base = derotation(s->cfo_cps * double(fft_window(*s, m) - s->start));
-    for (int i = 0; i < p::N; ++i) {
-      plan_->in[std::size_t(i)] = head[m * L + std::size_t(i)] * (derotation(s->cfo_cps * i) * base);
+    for (std::size_t i = 0; i < p::N; ++i) {
+      plan_->in[i] = head[m * L + i] * (rot[i] * base);
     }
     fft_execute(plan_->fft);
     y[m] = plan_->out;

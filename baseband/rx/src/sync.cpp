@@ -1,5 +1,6 @@
 #include <whd/baseband/sync.hpp>
 
+#include "cycles.hpp"
 #include "host_pool.hpp"
 
 #include <algorithm>
@@ -312,63 +313,119 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
 }
 
 namespace {
-/// |sum_n conj(x[n]) y[n]|^2 over N samples, in double: four partial sums (n mod 4)
-/// added as (s0 + s1) + (s2 + s3), so that the loop vectorises (AVX2 clone).
-__attribute__((target_clones("avx2", "default"))) double xcorr_power(const cf32* x, const cf32* y)
+constexpr int SEARCH = 2 * p::G;                 // lags searched either side of coarse + G
+constexpr std::size_t MAX_LAGS = 2 * SEARCH + 1; // the lags of one candidate
+/// Lags whose cross-correlation sums are computed together, one per vector lane.
+constexpr std::size_t XC_LAGS = 8;
+constexpr std::size_t XC_BLOCKS = (MAX_LAGS + XC_LAGS - 1) / XC_LAGS;
+/// Samples the lags of a candidate need, as many as whole blocks of lags read.
+constexpr std::size_t XC_SAMPLES = XC_BLOCKS * XC_LAGS + W - 1;
+
+/// The preamble body as doubles (exact), real and imaginary parts apart.
+struct body_doubles {
+  std::array<double, W> re{}, im{};
+};
+const body_doubles& preamble_body_doubles()
 {
-  const auto* a = reinterpret_cast<const float*>(x);
-  const auto* b = reinterpret_cast<const float*>(y);
-  double re[4] = {}, im[4] = {};
-  for (std::size_t n = 0; n < W; n += 4) {
-    for (std::size_t k = 0; k < 4; ++k) {
-      const double ar = a[2 * (n + k)], ai = a[2 * (n + k) + 1], br = b[2 * (n + k)], bi = b[2 * (n + k) + 1];
-      re[k] += ar * br + ai * bi;
-      im[k] += ar * bi - ai * br;
+  static const body_doubles b = [] {
+    body_doubles d;
+    const auto& x = preamble_body();
+    for (std::size_t n = 0; n < W; ++n) {
+      d.re[n] = x[n].real();
+      d.im[n] = x[n].imag();
     }
+    return d;
+  }();
+  return b;
+}
+
+/// XC_LAGS doubles: one AVX-512 register, two AVX2 or four SSE2 ones.
+typedef double lag_lanes __attribute__((vector_size(XC_LAGS * sizeof(double))));
+
+/// The cross-correlation sums sum_n conj(x[n]) r[t + n] over N samples for lags
+/// t of [0, nof_blocks * XC_LAGS), in double: for each lag four partial sums
+/// (n mod 4), each in order of n, added as (s0 + s1) + (s2 + s3). Every term is
+/// ar br + ai bi (or ar bi - ai br) of floats widened to double, whose products are
+/// exact: the lags of a block share the loads of x, one lag a vector lane, and
+/// every lag's sums are the very additions of the one-lag loop they replace (no
+/// contraction into fused multiply-adds: sync.cpp is built without it).
+/// @param[in] x_re, x_im the preamble body, N each
+/// @param[in] r_re, r_im the samples, nof_blocks * XC_LAGS + N - 1 each
+/// @param[out] s_re, s_im the sums, nof_blocks * XC_LAGS each
+__attribute__((target_clones("avx512f", "avx2", "default"))) void xcorr_sums(const double* x_re, const double* x_im, const double* r_re,
+                                                                           const double* r_im, std::size_t nof_blocks, double* s_re,
+                                                                           double* s_im)
+{
+  for (std::size_t blk = 0; blk < nof_blocks; ++blk) {
+    const double* br_at = r_re + blk * XC_LAGS;
+    const double* bi_at = r_im + blk * XC_LAGS;
+    lag_lanes re[4] = {}, im[4] = {};
+    for (std::size_t n = 0; n < W; n += 4) {
+      for (std::size_t k = 0; k < 4; ++k) {
+        const double ar = x_re[n + k], ai = x_im[n + k];
+        lag_lanes br, bi;
+        std::memcpy(&br, br_at + n + k, sizeof br);
+        std::memcpy(&bi, bi_at + n + k, sizeof bi);
+        re[k] += ar * br + ai * bi;
+        im[k] += ar * bi - ai * br;
+      }
+    }
+    const lag_lanes sre = (re[0] + re[1]) + (re[2] + re[3]);
+    const lag_lanes sim = (im[0] + im[1]) + (im[2] + im[3]);
+    std::memcpy(s_re + blk * XC_LAGS, &sre, sizeof sre);
+    std::memcpy(s_im + blk * XC_LAGS, &sim, sizeof sim);
   }
-  const double sre = (re[0] + re[1]) + (re[2] + re[3]);
-  const double sim = (im[0] + im[1]) + (im[2] + im[3]);
-  return sre * sre + sim * sim;
 }
 } // namespace
 
 std::optional<frame_sync> synchronize(const transport::sample_source& src, const detection& d, const rx_config& cfg)
 {
-  constexpr int SEARCH = 2 * p::G; // lags searched either side of coarse + G
-  const auto& x = preamble_body();
   // Window: lags tau in [coarse + G - SEARCH, coarse + G + SEARCH], each needing N
   // samples, clipped at the capture's first sample: a frame at sample 0 has its
   // detection plateau at coarse = 0..G, and must be searched, not skipped.
   const uint64_t centre = d.coarse + p::G;
   const uint64_t first = centre > uint64_t(SEARCH) ? centre - uint64_t(SEARCH) : 0;
   const auto nof_lags = std::size_t(centre + uint64_t(SEARCH) - first) + 1;
-  std::vector<cf32> r(nof_lags + p::N - 1);
+  std::array<cf32, MAX_LAGS + W - 1> r_all;
+  const std::span<cf32> r(r_all.data(), nof_lags + W - 1);
   if (src.read(first, r) != r.size()) {
     return std::nullopt;
   }
   zero_non_finite(r);
-  // Coarse CFO correction (the phase reference does not matter for |xc|).
+  // Coarse CFO correction (the phase reference does not matter for |xc|), and the
+  // samples as doubles for the cross-correlation, zero past the last lag's.
+  std::array<double, XC_SAMPLES> r_re, r_im;
   for (std::size_t i = 0; i < r.size(); ++i) {
-    const double ph = -2.0 * std::numbers::pi * std::remainder(d.cfo_cps * double(i), 1.0);
+    const double ph = -2.0 * std::numbers::pi * remainder_one(d.cfo_cps * double(i));
     r[i] *= cf32(float(std::cos(ph)), float(std::sin(ph)));
+    r_re[i] = r[i].real();
+    r_im[i] = r[i].imag();
   }
-  double ex = 0.0;
-  for (const cf32& v : x) {
-    ex += std::norm(v);
-  }
-  std::vector<double> pow_xc(nof_lags), energy(nof_lags);
+  std::fill(r_re.begin() + std::ptrdiff_t(r.size()), r_re.end(), 0.0);
+  std::fill(r_im.begin() + std::ptrdiff_t(r.size()), r_im.end(), 0.0);
+  static const double ex = [] {
+    double sum = 0.0;
+    for (const cf32& v : preamble_body()) {
+      sum += std::norm(v);
+    }
+    return sum;
+  }();
+  const auto& x = preamble_body_doubles();
+  std::array<double, XC_BLOCKS * XC_LAGS> s_re, s_im;
+  xcorr_sums(x.re.data(), x.im.data(), r_re.data(), r_im.data(), (nof_lags + XC_LAGS - 1) / XC_LAGS, s_re.data(), s_im.data());
+  std::array<double, MAX_LAGS> pow_xc, energy;
   double e = 0.0;
   for (int i = 0; i < p::N; ++i) {
     e += std::norm(r[std::size_t(i)]);
   }
   for (std::size_t t = 0; t < nof_lags; ++t) {
-    pow_xc[t] = xcorr_power(x.data(), r.data() + t);
+    pow_xc[t] = s_re[t] * s_re[t] + s_im[t] * s_im[t];
     energy[t] = e;
     if (t + 1 < nof_lags) {
       e += std::norm(r[t + p::N]) - std::norm(r[t]);
     }
   }
-  const std::size_t peak = std::size_t(std::max_element(pow_xc.begin(), pow_xc.end()) - pow_xc.begin());
+  const std::size_t peak = std::size_t(std::max_element(pow_xc.begin(), pow_xc.begin() + std::ptrdiff_t(nof_lags)) - pow_xc.begin());
   // Validation: the preamble's energy around the peak, normalised per lag, above
   // the floor of the other lags searched. A preamble concentrates its
   // cross-correlation within the delay spread around the peak; a tone correlates
@@ -378,7 +435,7 @@ std::optional<frame_sync> synchronize(const transport::sample_source& src, const
   // that follows is noise, and the receiver would report a header failure every
   // few symbols of a capture with a spur, or, once in 2^16 / 8 (CRC and a valid
   // modulation field), accept a false frame of random length.
-  std::vector<double> norm_xc(nof_lags);
+  std::array<double, MAX_LAGS> norm_xc;
   for (std::size_t t = 0; t < nof_lags; ++t) {
     norm_xc[t] = energy[t] > 0.0 ? pow_xc[t] / (ex * energy[t]) : 0.0;
   }
@@ -409,7 +466,7 @@ std::optional<frame_sync> synchronize(const transport::sample_source& src, const
   s.start = body0 - p::G;
   s.fft0 = body0 - uint64_t(cfg.timing_backoff);
   // Fine CFO over the two FFT windows.
-  std::vector<cf32> w(p::N + p::SYMBOL_LEN);
+  std::array<cf32, W + L> w;
   if (src.read(s.fft0, w) != w.size()) {
     return std::nullopt;
   }

@@ -47,25 +47,72 @@ channel_smoother::channel_smoother(int first_tap, int nof_taps) : nof_taps_(nof_
       q_[u * T + l] *= inv;
     }
   }
+  q_re_.resize(U * T);
+  q_im_.resize(U * T);
+  qt_re_.resize(U * T);
+  qt_im_.resize(U * T);
+  for (std::size_t u = 0; u < U; ++u) {
+    for (std::size_t l = 0; l < T; ++l) {
+      q_re_[u * T + l] = qt_re_[l * U + u] = q_[u * T + l].real();
+      q_im_[u * T + l] = qt_im_[l * U + u] = q_[u * T + l].imag();
+    }
+  }
 }
+
+namespace {
+/// a[l] = sum_u conj(Q[u][l]) h[u], each sum in order of u, Q's parts row-major
+/// (T per row): each tone's terms are added to every tap's sum at once.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void project_onto_taps(const double* q_re, const double* q_im,
+                                                                                   const cf32* h, std::size_t T, double* a_re,
+                                                                                   double* a_im)
+{
+  std::fill_n(a_re, T, 0.0);
+  std::fill_n(a_im, T, 0.0);
+  for (std::size_t u = 0; u < p::NOF_USED; ++u) {
+    const double hr = h[u].real(), hi = h[u].imag();
+    const double* qr = q_re + u * T;
+    const double* qi = q_im + u * T;
+    for (std::size_t l = 0; l < T; ++l) {
+      a_re[l] += qr[l] * hr + qi[l] * hi;
+      a_im[l] += qr[l] * hi - qi[l] * hr;
+    }
+  }
+}
+
+/// h[u] = sum_l Q[u][l] a[l], each sum in order of l, Q's parts transposed
+/// (NOF_USED per row): each tap's terms are added to every tone's sum at once.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void expand_taps(const double* qt_re, const double* qt_im,
+                                                                             const double* a_re, const double* a_im, std::size_t T,
+                                                                             double* h_re, double* h_im)
+{
+  std::fill_n(h_re, p::NOF_USED, 0.0);
+  std::fill_n(h_im, p::NOF_USED, 0.0);
+  for (std::size_t l = 0; l < T; ++l) {
+    const double ar = a_re[l], ai = a_im[l];
+    const double* qr = qt_re + l * p::NOF_USED;
+    const double* qi = qt_im + l * p::NOF_USED;
+    for (std::size_t u = 0; u < p::NOF_USED; ++u) {
+      h_re[u] += qr[u] * ar - qi[u] * ai;
+      h_im[u] += qr[u] * ai + qi[u] * ar;
+    }
+  }
+}
+} // namespace
 
 void channel_smoother::apply(std::array<cf32, p::NOF_USED>& h) const
 {
-  using c64 = std::complex<double>;
-  const std::size_t U = p::NOF_USED, T = std::size_t(nof_taps_);
-  std::vector<c64> a(T);
-  for (std::size_t u = 0; u < U; ++u) {
-    const c64 hu(h[u]);
-    for (std::size_t l = 0; l < T; ++l) {
-      a[l] += std::conj(q_[u * T + l]) * hu;
-    }
-  }
-  for (std::size_t u = 0; u < U; ++u) {
-    c64 acc{};
-    for (std::size_t l = 0; l < T; ++l) {
-      acc += q_[u * T + l] * a[l];
-    }
-    h[u] = cf32(acc);
+  // a = Q^H h, then h = Q a, in double: the complex products written out as the
+  // compiler forms them (-fcx-limited-range: conj(q) h = (qr hr + qi hi, qr hi - qi hr),
+  // q a = (qr ar - qi ai, qr ai + qi ar)), every sum in the order of the plain loops
+  // over complex<double>, so the result is theirs bit for bit; tone_math.cpp is
+  // built without fused multiply-add, which the AVX-512 clones could otherwise use.
+  const std::size_t T = std::size_t(nof_taps_);
+  std::array<double, p::NOF_USED / 2> a_re, a_im;
+  std::array<double, p::NOF_USED> h_re, h_im;
+  project_onto_taps(q_re_.data(), q_im_.data(), h.data(), T, a_re.data(), a_im.data());
+  expand_taps(qt_re_.data(), qt_im_.data(), a_re.data(), a_im.data(), T, h_re.data(), h_im.data());
+  for (std::size_t u = 0; u < p::NOF_USED; ++u) {
+    h[u] = cf32(float(h_re[u]), float(h_im[u]));
   }
 }
 

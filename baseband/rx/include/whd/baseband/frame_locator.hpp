@@ -17,10 +17,15 @@
 #include <whd/baseband/tone_math.hpp>
 #include <whd/transport/capture.hpp>
 
+#include <array>
 #include <memory>
 #include <optional>
 
 namespace whd::baseband {
+
+/// derotation(cfo_cps * i) for the N samples i of an FFT window (frame_sync::cfo_cps):
+/// every window of a frame is derotated by it times the window's base phase.
+using derotation_table = std::array<cf32, profile::N>;
 
 /// A frame whose header was accepted, with what decoding its data needs.
 struct located_frame {
@@ -81,6 +86,9 @@ public:
   /// What the walk and the receivers keep of `x`, the candidate `d` of a source of
   /// `total` samples (both backends turn their locators' results into this).
   located_candidate conclude(const located_detection& x, const detection& d, uint64_t total) const;
+  /// The derotation table of the last candidate examined whose windows were read
+  /// (any outcome but no_sync and cut_off): what its data symbols need too.
+  const derotation_table& last_derotation() const noexcept;
 
 private:
   struct plan;

@@ -45,6 +45,9 @@ public:
 private:
   int nof_taps_;
   std::vector<std::complex<double>> q_; ///< NOF_USED x nof_taps, orthonormal columns, row-major
+  /// Q's real and imaginary parts apart, row-major as q_ ([u * T + l]) and transposed
+  /// ([l * NOF_USED + u]): apply()'s two products run along contiguous rows of each.
+  std::vector<double> q_re_, q_im_, qt_re_, qt_im_;
 };
 
 /// Channel and SNR from the FFTs of the two preamble windows (N bins each, CFO-corrected).
