@@ -170,7 +170,7 @@ void expect_agree(const bb::located_detection& c, const gpu::located_candidate& 
   // The parameters make_frame_params makes from the host's located frame.
   bb::located_frame f;
   f.sync = c.sync;
-  f.channel = c.channel;
+  f.channel = std::make_shared<const bb::channel_estimate>(c.channel);
   f.info.mod = p::modulation(c.fields.mod_field);
   const gpu::frame_params want = gpu::make_frame_params(f);
   EXPECT_EQ(fp.mod, want.mod) << what;

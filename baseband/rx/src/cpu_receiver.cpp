@@ -252,7 +252,7 @@ private:
       cf32* r = w.samples.data() + i * L;
       bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
       const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), *tf.rot);
-      demap_symbol(y, lf.channel, pilot_derotation(y, lf.channel, (long long)m), lf.info.mod, bytes_.data() + pc.offset + i * bps, llr);
+      demap_symbol(y, *lf.channel, pilot_derotation(y, *lf.channel, (long long)m), lf.info.mod, bytes_.data() + pc.offset + i * bps, llr);
       if (llr != nullptr) {
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
       }

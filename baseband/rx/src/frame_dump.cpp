@@ -50,7 +50,7 @@ frame_dump dump_one(const transport::sample_source& src, const located_frame& lf
   frame_dump d;
   d.index = index;
   d.info = lf.info;
-  d.h = lf.channel.h;
+  d.h = lf.channel->h;
   std::array<cf32, p::N> y0{}, y1{}, y{};
   if (fft.symbol(src, lf.sync, 0, y0) && fft.symbol(src, lf.sync, 1, y1)) {
     double sum = 0.0;
@@ -70,10 +70,10 @@ frame_dump dump_one(const transport::sample_source& src, const located_frame& lf
     if (!fft.symbol(src, lf.sync, m, y)) {
       break;
     }
-    const cf32 rot = pilot_derotation(y.data(), lf.channel, (long long)m);
+    const cf32 rot = pilot_derotation(y.data(), *lf.channel, (long long)m);
     for (int dt = 0; dt < p::NOF_DATA; ++dt) {
       const auto ds = std::size_t(dt);
-      const cf32 z = y[std::size_t(p::DATA_BIN[ds])] * lf.channel.inv[std::size_t(p::DATA_USED[ds])] * rot;
+      const cf32 z = y[std::size_t(p::DATA_BIN[ds])] * lf.channel->inv[std::size_t(p::DATA_USED[ds])] * rot;
       d.points.push_back(z);
       const unsigned i = lf.info.mod == p::modulation::qpsk ? demap_qpsk(z.real(), z.imag()) : demap_qam16(z.real(), z.imag());
       err[ds] += std::norm(z - constellation_point(lf.info.mod, i));

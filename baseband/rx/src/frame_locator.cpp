@@ -91,6 +91,14 @@ located_detection candidate_locator::examine(const transport::sample_source& src
 
 located_candidate candidate_locator::conclude(const located_detection& x, const detection& d, uint64_t total) const
 {
+  const located_summary s{x.what, x.sync, x.channel.snr_dB, x.header, x.fields, x.bad_samples};
+  return conclude(s, x.what == located_detection::outcome::accepted ? std::make_shared<const channel_estimate>(x.channel) : nullptr,
+                  d, total);
+}
+
+located_candidate candidate_locator::conclude(const located_summary& x, std::shared_ptr<const channel_estimate> channel,
+                                              const detection& d, uint64_t total) const
+{
   constexpr uint64_t L = p::SYMBOL_LEN;
   located_candidate out;
   switch (x.what) {
@@ -111,13 +119,13 @@ located_candidate candidate_locator::conclude(const located_detection& x, const 
   }
   located_frame f;
   f.sync = x.sync;
-  f.channel = x.channel;
+  f.channel = std::move(channel);
   f.info.start = x.sync.start;
   f.info.mod = p::modulation(x.fields.mod_field);
   f.info.nd = x.fields.nd;
   f.info.seq = x.fields.seq;
   f.info.cfo_Hz = x.sync.cfo_cps * cfg_.sample_rate_sps;
-  f.info.snr_dB = x.channel.snr_dB;
+  f.info.snr_dB = x.snr_dB;
   f.info.bad_samples = x.bad_samples;
   // Data symbols present: those whose FFT window lies inside the capture. The
   // window ends timing_backoff samples before the symbol as located, so a symbol

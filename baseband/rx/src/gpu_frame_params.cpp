@@ -13,9 +13,9 @@ frame_params make_frame_params(const located_frame& f)
   fp.cfo_cps = f.sync.cfo_cps;
   fp.window_offset = double(f.sync.fft0 - f.sync.start);
   fp.mod = int32_t(f.info.mod);
-  fp.llr_inv_noise = f.channel.llr_inv_noise;
+  fp.llr_inv_noise = f.channel->llr_inv_noise;
   for (int d = 0; d < profile::NOF_DATA; ++d) {
-    const cf32 inv = f.channel.inv[std::size_t(profile::DATA_USED[std::size_t(d)])];
+    const cf32 inv = f.channel->inv[std::size_t(profile::DATA_USED[std::size_t(d)])];
     fp.inv[profile::DATA_BIN[std::size_t(d)]] = float2{inv.real(), inv.imag()};
   }
   for (int j = 0; j < profile::N / 64; ++j) {
@@ -24,7 +24,7 @@ frame_params make_frame_params(const located_frame& f)
     }
   }
   for (int i = 0; i < profile::NOF_PILOTS; ++i) {
-    const cf32 h = f.channel.h[std::size_t(profile::PILOT_USED[std::size_t(i)])];
+    const cf32 h = f.channel->h[std::size_t(profile::PILOT_USED[std::size_t(i)])];
     fp.hconj_re[i] = h.real();
     fp.hconj_im[i] = -h.imag();
   }

@@ -369,10 +369,11 @@ private:
   }
 
   /// The host's record of a candidate the device located (no signal work: its
-  /// fields, turned into what the walk keeps as the CPU backend turns its own).
+  /// fields, turned into what the walk keeps as the CPU backend turns its own; the
+  /// channel stays on the device).
   located_candidate to_host(const gpu::located_candidate& g, const detection& d, uint64_t total) const
   {
-    located_detection x;
+    located_summary x;
     switch (g.status) {
     case gpu::locate_status::no_sync: x.what = located_detection::outcome::no_sync; break;
     case gpu::locate_status::cut_off: x.what = located_detection::outcome::cut_off; break;
@@ -381,13 +382,13 @@ private:
     case gpu::locate_status::needs_more: return {};
     }
     x.sync = {g.start, g.fft0, g.cfo_cps};
-    x.channel.snr_dB = g.snr_dB;
+    x.snr_dB = g.snr_dB;
     x.header = g.header;
     x.fields.mod_field = uint8_t(g.mod);
     x.fields.nd = g.nd;
     x.fields.seq = g.seq;
     x.bad_samples = g.bad_samples;
-    return fallback_.conclude(x, d, total);
+    return fallback_.conclude(x, nullptr, d, total);
   }
 
   /// The decode of the listed symbols on the chunk's stream, then its bits to the host.

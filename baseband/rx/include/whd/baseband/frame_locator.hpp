@@ -30,7 +30,10 @@ using derotation_table = std::array<cf32, profile::N>;
 /// A frame whose header was accepted, with what decoding its data needs.
 struct located_frame {
   frame_sync sync;
-  channel_estimate channel;
+  /// Its channel estimate, shared rather than copied (5.4 kB, and a capture of short
+  /// packets has a frame every few microseconds); null where the channel stays on the
+  /// device that located the frame (the GPU backend's walk).
+  std::shared_ptr<const channel_estimate> channel;
   frame_result info;  ///< every field but payload_offset/payload_bytes
 };
 
@@ -50,6 +53,17 @@ struct located_detection {
   profile::header_status header = profile::header_status::ok; ///< rejected and accepted
   profile::header_fields fields;                              ///< as parsed (rejected and accepted)
   uint64_t bad_samples = 0; ///< non-finite samples in the three FFT windows, taken as 0 (rejected and accepted)
+};
+
+/// What conclude() reads of a located candidate besides its channel: a
+/// located_detection's fields but the channel estimate, of which only the SNR.
+struct located_summary {
+  located_detection::outcome what = located_detection::outcome::no_sync;
+  frame_sync sync;
+  double snr_dB = 0.0;
+  profile::header_status header = profile::header_status::ok;
+  profile::header_fields fields;
+  uint64_t bad_samples = 0;
 };
 
 /// What locating one candidate found, as the walk and the receivers use it.
@@ -86,6 +100,10 @@ public:
   /// What the walk and the receivers keep of `x`, the candidate `d` of a source of
   /// `total` samples (both backends turn their locators' results into this).
   located_candidate conclude(const located_detection& x, const detection& d, uint64_t total) const;
+  /// The same for a candidate located elsewhere: an accepted frame gets `channel`
+  /// (null when the channel stays where the candidate was located: the GPU's walk).
+  located_candidate conclude(const located_summary& x, std::shared_ptr<const channel_estimate> channel, const detection& d,
+                             uint64_t total) const;
   /// The derotation table of the last candidate examined whose windows were read
   /// (any outcome but no_sync and cut_off): what its data symbols need too.
   const derotation_table& last_derotation() const noexcept;
