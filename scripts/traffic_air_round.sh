@@ -54,7 +54,7 @@ for shape in "${shapes[@]}"; do
   times=()
   for ((r = 0; r < repeats; r++)); do
     t0=$(date +%s.%N)
-    "$dist/bin/whd-rx" "$cap" --backend gpu -q -o "$work/payload.bin" --report "$work/report.$r.json" 2>>"$log"
+    "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --report "$work/report.$r.json" 2>>"$log"
     rc=$?
     t1=$(date +%s.%N)
     times+=("$(python3 -c "print($t1 - $t0)") $r $rc")

@@ -408,16 +408,19 @@ int run(const options& o)
     report_json["llr"] = bb::llr_report(cfg.llr, result, o.llr);
   }
   // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
-  const auto report = bb::dump_report(std::move(report_json), result.frames, 2);
-  if (o.report == "-") {
-    std::cout << report << "\n";
-  } else {
-    std::ofstream rf(o.report);
-    rf << report << "\n";
-    if (!rf) {
-      log->error("cannot write report '{}'", o.report);
-      return EXIT_RUNTIME;
-    }
+  // Written as it is made: a capture of a million short frames has a report of
+  // hundreds of MB.
+  std::cout.flush();
+  std::FILE* rf = o.report == "-" ? stdout : std::fopen(o.report.c_str(), "w");
+  bool written = rf != nullptr && bb::write_report(rf, std::move(report_json), result.frames, 2);
+  int err = errno;
+  if (rf != nullptr && rf != stdout && std::fclose(rf) != 0 && written) {
+    written = false;
+    err = errno;
+  }
+  if (!written) {
+    log->error("cannot write report '{}': {}", o.report == "-" ? std::string("standard output") : o.report, std::strerror(err));
+    return EXIT_RUNTIME;
   }
   if (!o.dump.empty() && !write_dump(o, *reader, cfg, *log)) {
     return EXIT_RUNTIME;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -79,6 +80,32 @@ TEST(dump_report, a_report_without_frames_is_written_as_nlohmann_writes_it)
   const nlohmann::json r = bb::make_report(input(), res, t);
   EXPECT_EQ(bb::dump_report(r, {}, 2), r.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   EXPECT_EQ(bb::dump_report(r, {}, -1), r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+TEST(write_report, writes_the_text_of_dump_report_as_it_is_made)
+{
+  // Enough frames for several megabyte-sized writes; the text is dump_report's.
+  const bb::timing_description t{"gpu", "end-to-end", 0.5, 4000, 32000};
+  const auto res = random_result(12000, 77);
+  for (int indent : {2, -1}) {
+    std::FILE* f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(bb::write_report(f, bb::make_report(input(), res, t, std::nullopt, false), res.frames, indent));
+    std::rewind(f);
+    std::string text;
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
+      text.append(buf, n);
+    }
+    std::fclose(f);
+    EXPECT_EQ(text, bb::dump_report(bb::make_report(input(), res, t, std::nullopt, false), res.frames, indent) + "\n") << indent;
+    EXPECT_GT(text.size(), std::size_t(2) << 20);
+  }
+  // A file that takes nothing: false, not a report cut short in silence.
+  if (std::FILE* full = std::fopen("/dev/full", "w")) {
+    EXPECT_FALSE(bb::write_report(full, bb::make_report(input(), res, t, std::nullopt, false), res.frames, 2));
+    std::fclose(full);
+  }
 }
 
 } // namespace

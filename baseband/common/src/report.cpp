@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
 #include <string_view>
 #include <sys/resource.h>
-
-#include <bit>
-#include <cstring>
-#include <stdexcept>
 
 namespace whd::baseband {
 
@@ -186,6 +187,9 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
 
 namespace {
 
+/// How much of the frames' text a report written to a file holds in memory at a time.
+constexpr std::size_t frames_writer_drain_bytes() { return std::size_t(1) << 20; }
+
 /// A frame list written as nlohmann's dump writes a JSON array of make_report's
 /// frame objects (keys in its order: sorted). Each frame is put together in a buffer
 /// from pieces made once (a key with its comma, line break and indentation) and
@@ -193,7 +197,9 @@ namespace {
 /// second instead of 2-3 s appended piece by piece.
 class frames_writer {
 public:
-  frames_writer(std::string& out, int indent) : out_(out), indent_(indent)
+  /// `drain`, when given, takes what is in `out` (and empties it) every megabyte or so.
+  frames_writer(std::string& out, int indent, std::function<void(std::string&)> drain = {})
+      : out_(out), indent_(indent), drain_(std::move(drain))
   {
     static constexpr const char* KEYS[] = {"bad_samples", "bad_symbols",    "cfo_hz", "mod",    "nd",      "payload_bytes",
                                            "payload_offset", "seq",         "snr_db", "start", "symbols", "truncated"};
@@ -228,6 +234,9 @@ public:
       put(i == 0 ? first_ : next_);
       frame(frames[i]);
       out_.append(buf_, p_);
+      if (drain_ && out_.size() >= DRAIN_BYTES) {
+        drain_(out_);
+      }
     }
     p_ = buf_;
     put(last_);
@@ -326,8 +335,10 @@ private:
     }
   }
 
+  static constexpr std::size_t DRAIN_BYTES = frames_writer_drain_bytes();
   std::string& out_;
   int indent_;
+  std::function<void(std::string&)> drain_;
   std::array<std::string, 12> key_;
   std::string first_, next_, last_;
   /// One frame's text: the keys' pieces (at most 12 x (1 + 1 + 3 x indent + 17)
@@ -338,22 +349,58 @@ private:
 
 } // namespace
 
-std::string dump_report(nlohmann::json report, const std::vector<frame_result>& frames, int indent)
+namespace {
+
+/// The report's text around its frames: where they go in `text` ([at, at + size)).
+struct report_frame {
+  std::string text;
+  std::size_t at = 0, size = 0;
+};
+
+report_frame report_around_frames(nlohmann::json report, int indent)
 {
   // A mark where the frames go: a string no report field holds.
   const std::string mark = "\"\\u0001whd-rx frames\\u0001\"";
   report["frames"] = "\x01whd-rx frames\x01";
-  const std::string text = report.dump(std::clamp(indent, -1, 64), ' ', false, nlohmann::json::error_handler_t::replace);
-  const std::size_t at = text.find(mark);
-  if (at == std::string::npos) {
+  report_frame r{report.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace), 0, mark.size()};
+  r.at = r.text.find(mark);
+  if (r.at == std::string::npos) {
     throw std::logic_error("dump_report: the frames' mark was not found in the report's text");
   }
+  return r;
+}
+
+} // namespace
+
+std::string dump_report(nlohmann::json report, const std::vector<frame_result>& frames, int indent)
+{
+  indent = std::clamp(indent, -1, 64);
+  const report_frame r = report_around_frames(std::move(report), indent);
   std::string out;
-  out.reserve(text.size() + frames.size() * (indent >= 0 ? 300 : 200));
-  out.append(text, 0, at);
-  frames_writer(out, std::clamp(indent, -1, 64)).write(frames);
-  out.append(text, at + mark.size());
+  out.reserve(r.text.size() + frames.size() * (indent >= 0 ? 300 : 200));
+  out.append(r.text, 0, r.at);
+  frames_writer(out, indent).write(frames);
+  out.append(r.text, r.at + r.size);
   return out;
+}
+
+bool write_report(std::FILE* file, nlohmann::json report, const std::vector<frame_result>& frames, int indent)
+{
+  indent = std::clamp(indent, -1, 64);
+  const report_frame r = report_around_frames(std::move(report), indent);
+  bool ok = true;
+  auto put = [&](std::string_view s) { ok = ok && std::fwrite(s.data(), 1, s.size(), file) == s.size(); };
+  std::string out;
+  out.reserve(2 * frames_writer_drain_bytes());
+  out.append(r.text, 0, r.at);
+  frames_writer(out, indent, [&](std::string& s) {
+    put(s);
+    s.clear();
+  }).write(frames);
+  out.append(r.text, r.at + r.size);
+  out += '\n';
+  put(out);
+  return ok && std::fflush(file) == 0;
 }
 
 } // namespace whd::baseband
