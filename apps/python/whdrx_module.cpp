@@ -258,7 +258,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       context = std::jthread([device = args.device] { whd::cuda::create_context(device); });
     }
     try {
-      o.info = tr::open_capture(path, format);
+      o.info = tr::open_capture(path, format, tr::annotation_use::reach_only); // the reach for cut_short_warning
     } catch (const tr::capture_error& e) {
       throw unusable_capture(e.what());
     }

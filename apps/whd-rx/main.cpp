@@ -336,7 +336,9 @@ int run(const options& o)
   tr::capture_info info;
   std::unique_ptr<tr::capture_reader> reader;
   try {
-    info = tr::open_capture(o.capture, o.format.empty() ? std::nullopt : whd::parse_datatype(o.format));
+    // Of the annotations (one a frame) only their reach, for cut_short_warning.
+    info = tr::open_capture(o.capture, o.format.empty() ? std::nullopt : whd::parse_datatype(o.format),
+                            tr::annotation_use::reach_only);
     reader = std::make_unique<tr::capture_reader>(info);
   } catch (const tr::capture_error& e) {
     log->error("{}", e.what());

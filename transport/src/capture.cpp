@@ -96,7 +96,7 @@ void count_samples(capture_info& info)
   info.nof_samples = size / bps;
 }
 
-capture_info open_sigmf(const fs::path& base, std::optional<datatype> format)
+capture_info open_sigmf(const fs::path& base, std::optional<datatype> format, annotation_use annotations)
 {
   capture_info info;
   info.meta_path = with_suffix(base, META_EXT);
@@ -113,7 +113,7 @@ capture_info open_sigmf(const fs::path& base, std::optional<datatype> format)
   require_file(info.data_path, "SigMF data file",
                "its meta " + info.meta_path.filename().string() +
                    " is there but the samples are not; copy NAME.sigmf-data beside NAME.sigmf-meta");
-  detail::sigmf_meta meta = detail::read_sigmf_meta(info.meta_path);
+  detail::sigmf_meta meta = detail::read_sigmf_meta(info.meta_path, annotations == annotation_use::keep);
   if (format && *format != meta.type) {
     fail(info.meta_path, "the format given (" + std::string(to_string(*format)) + ") disagrees with the meta's "
                          "core:datatype (" + std::string(to_string(meta.type)) +
@@ -122,6 +122,7 @@ capture_info open_sigmf(const fs::path& base, std::optional<datatype> format)
   info.type = meta.type;
   info.sample_rate_sps = meta.sample_rate_sps;
   info.annotations = std::move(meta.annotations);
+  info.annotations_reach = meta.annotations_reach;
   count_samples(info);
   return info;
 }
@@ -138,7 +139,7 @@ capture_info open_raw(const fs::path& path, datatype type)
 
 } // namespace
 
-capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format)
+capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format, annotation_use annotations)
 {
   if (path.empty()) {
     throw capture_error("no capture file given: pass NAME.sigmf-meta, NAME.sigmf-data or a raw " +
@@ -152,14 +153,14 @@ capture_info open_capture(const std::filesystem::path& path, std::optional<datat
   // SigMF names its extensions in lower case; raw extensions are matched in any case.
   const std::string ext = path.extension().string();
   if (ext == META_EXT || ext == DATA_EXT || ext == ARCHIVE_EXT) {
-    return open_sigmf(strip_extension(path), format);
+    return open_sigmf(strip_extension(path), format, annotations);
   }
   if (const auto raw = raw_format_of(lower(ext))) {
     return open_raw(path, format.value_or(*raw));
   }
   // A bare NAME: a SigMF pair beside it comes first, then a raw file of the given format.
   if (present(with_suffix(path, META_EXT)) || present(with_suffix(path, DATA_EXT))) {
-    return open_sigmf(path, format);
+    return open_sigmf(path, format, annotations);
   }
   if (format) {
     return open_raw(path, *format);

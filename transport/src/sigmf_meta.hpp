@@ -5,6 +5,7 @@
 
 #include <whd/transport/capture.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,13 +17,17 @@ namespace whd::transport::detail {
 struct sigmf_meta {
   datatype type = datatype::cf32_le;
   std::optional<double> sample_rate_sps;
-  std::vector<annotation> annotations;
+  std::vector<annotation> annotations; ///< empty unless asked to keep them
+  uint64_t annotations_reach = 0;      ///< largest sample_start + sample_count (saturated), 0 for none
 };
 
 /// Read and check `meta_path`: JSON, `global` with a supported `core:datatype`, a
 /// positive `core:sample_rate` if any, well-typed annotations, no header bytes.
+/// Annotations in the form whd-tx writes are read without nlohmann's lexer
+/// (sigmf_meta_scan.hpp); any other meta, and every faulty one, by nlohmann whole.
+/// @param keep_annotations keep each annotation (else only their reach): both check them all
 /// @throws capture_error naming `meta_path`, the problem and what to do.
-sigmf_meta read_sigmf_meta(const std::filesystem::path& meta_path);
+sigmf_meta read_sigmf_meta(const std::filesystem::path& meta_path, bool keep_annotations);
 
 /// The `.sigmf-meta` text of a recording written by whd-tx: global (datatype, sample
 /// rate, version 1.0.0, description unless empty, recorder), one capture segment at

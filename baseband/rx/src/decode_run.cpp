@@ -30,11 +30,7 @@ std::optional<std::string> unusable_capture_size(const transport::capture_info& 
 
 std::optional<std::string> cut_short_warning(const transport::capture_info& info)
 {
-  uint64_t reach = 0;
-  for (const auto& a : info.annotations) {
-    const uint64_t end = a.sample_count > UINT64_MAX - a.sample_start ? UINT64_MAX : a.sample_start + a.sample_count;
-    reach = std::max(reach, end);
-  }
+  const uint64_t reach = info.annotations_reach;
   if (reach <= info.nof_samples) {
     return std::nullopt;
   }

@@ -41,7 +41,18 @@ struct capture_info {
   datatype type = datatype::cf32_le;       ///< sample format on disk
   std::optional<double> sample_rate_sps;   ///< `core:sample_rate` when recorded
   uint64_t nof_samples = 0;                ///< complex samples in the data file
-  std::vector<annotation> annotations;     ///< SigMF annotations (for people and tests only)
+  std::vector<annotation> annotations;     ///< SigMF annotations (for people and tests only), when kept
+  uint64_t annotations_reach = 0;          ///< largest sample_start + sample_count of the annotations
+                                           ///< (saturated at 2^64 - 1), 0 without any: kept or not
+};
+
+/// What open_capture keeps of a SigMF meta's annotations. Either way each one is
+/// checked as SigMF requires, with the same errors; a receiver needs only how far
+/// they reach (whether the data file was cut short), and 100 000 of them, one a
+/// frame, made into strings cost it time before its first sample.
+enum class annotation_use {
+  keep,       ///< capture_info::annotations holds them all
+  reach_only, ///< capture_info::annotations stays empty
 };
 
 /// Identify and validate a capture.
@@ -55,7 +66,9 @@ struct capture_info {
 ///   `core:datatype`, unsupported datatype (the message lists the supported ones),
 ///   unknown extension without a format, data size not a whole number of samples,
 ///   `format` disagreeing with the meta, a directory, a SigMF archive (`.sigmf` tar).
-capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format = std::nullopt);
+/// `annotations` says whether each annotation is kept or only annotations_reach.
+capture_info open_capture(const std::filesystem::path& path, std::optional<datatype> format = std::nullopt,
+                          annotation_use annotations = annotation_use::keep);
 
 /// Random-access source of complex samples, as cf32 or as stored. Two
 /// implementations: a file (capture_reader) and memory (memory_source, for tests,
