@@ -115,7 +115,9 @@ public:
     res.stage_seconds = {{"setup (buffers)", times_.setup},
                          {"read chunks (pread into pinned memory)", times_.read},
                          {"wait for the device's candidates", times_.wait_located},
-                         {"walk the candidates, list the symbols (host)", times_.walk},
+                         {"copy the candidates back", times_.fetch},
+                         {"walk the candidates (host)", times_.walk},
+                         {"list the symbols to decode (host)", times_.list},
                          {"enqueue the decode", times_.enqueue},
                          {"wait for a free slot", times_.wait_slot},
                          {"writer: wait for the GPU", times_.wait_gpu},
@@ -234,11 +236,15 @@ private:
           res.interrupted = true;
         }
         {
-          stage_timer tm(times_.walk);
+          stage_timer tm(times_.fetch);
           fetch_candidates(s);
-          if (!stopping) {
-            walk_chunk(src, s, walk, res);
-          }
+        }
+        if (!stopping) {
+          stage_timer tm(times_.walk);
+          walk_chunk(src, s, walk, res);
+        }
+        {
+          stage_timer tm(times_.list);
           open_.list(s);
         }
         submit_decode(s);
