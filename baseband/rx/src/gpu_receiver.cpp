@@ -117,6 +117,7 @@ public:
                          {"wait for the device's candidates", times_.wait_located},
                          {"copy the candidates back", times_.fetch},
                          {"walk the candidates (host)", times_.walk},
+                         {"  of which candidates past the chunk located on the host", times_.host_locate},
                          {"list the symbols to decode (host)", times_.list},
                          {"enqueue the decode", times_.enqueue},
                          {"wait for a free slot", times_.wait_slot},
@@ -341,6 +342,7 @@ private:
       if (g.status == gpu::locate_status::needs_more) {
         // Its windows reach past the chunk (cannot happen with the halo above; kept
         // so that a wrong halo costs speed, never a frame): located on the host.
+        stage_timer t(times_.host_locate);
         lc = fallback_.locate(src, d);
       }
       if (!walk.take(d, lc)) {
