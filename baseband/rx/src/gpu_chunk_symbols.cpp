@@ -15,11 +15,11 @@ void open_frames::list(chunk_slot& s)
   std::size_t nof_carried = 0;
   const uint64_t end = s.first + s.nof;
   for (open_frame& o : open_) {
-    if (o.has_carried) {
+    if (o.carried) {
       if (nof_carried == MAX_CARRIED) {
         break; // the rest go on in the next chunk
       }
-      s.h_carry[nof_carried] = o.carried;
+      s.h_carry[nof_carried] = *o.carried;
       o.params = uint32_t(s.max_candidates + nof_carried);
       ++nof_carried;
     }
@@ -38,13 +38,13 @@ void open_frames::list(chunk_slot& s)
     if (s.count > first) {
       s.segments.push_back({first, s.count - first, o.bytes_per_symbol, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
     }
-    if (o.next < o.end && !o.has_carried) {
+    if (o.next < o.end && !o.carried) {
       // Goes on past this chunk: its parameters come to the host once.
+      o.carried = std::make_unique<frame_params>();
       WHD_CUDA_CHECK(cudaSetDevice(s.device));
-      WHD_CUDA_CHECK(cudaMemcpyAsync(&o.carried, s.locate.d_frame_params() + o.params, sizeof(frame_params), cudaMemcpyDeviceToHost,
+      WHD_CUDA_CHECK(cudaMemcpyAsync(o.carried.get(), s.locate.d_frame_params() + o.params, sizeof(frame_params), cudaMemcpyDeviceToHost,
                                      s.stream.get()));
       s.stream.synchronize();
-      o.has_carried = true;
     }
   }
   std::erase_if(open_, [](const open_frame& o) { return o.next == o.end; });

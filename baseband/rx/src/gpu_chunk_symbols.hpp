@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace whd::baseband::gpu {
@@ -21,15 +22,16 @@ struct open_frame {
   std::size_t result = 0; ///< index in receive_result::frames
   std::size_t bytes_per_symbol = 0;
   uint32_t params = 0;        ///< its decode parameters in the current chunk's table
-  frame_params carried{};     ///< the parameters, kept on the host while it goes on into later chunks
-  bool has_carried = false;
+  /// The parameters, kept on the host while it goes on into later chunks (null until
+  /// then: 9 kB, and a capture of short packets opens a frame every few microseconds).
+  std::unique_ptr<frame_params> carried;
 };
 
 class open_frames {
 public:
   void clear() { open_.clear(); }
   bool empty() const noexcept { return open_.empty(); }
-  void add(const open_frame& o) { open_.push_back(o); }
+  void add(open_frame&& o) { open_.push_back(std::move(o)); }
 
   /// Lists into `s` (h_offsets, h_desc, segments, count, h_carry, nof_carried) the
   /// data symbols of the open frames whose windows lie in the chunk, in order, up

@@ -366,12 +366,11 @@ private:
       o.bytes_per_symbol = std::size_t(p::bytes_per_symbol(f.mod));
       o.params = i;
       if (g.status == gpu::locate_status::needs_more) {
-        o.carried = gpu::make_frame_params(*lc.frame);
-        o.has_carried = true;
+        o.carried = std::make_unique<gpu::frame_params>(gpu::make_frame_params(*lc.frame));
       }
       res.frames.push_back(std::move(f));
       if (o.next < o.end) {
-        open_.add(o);
+        open_.add(std::move(o));
       }
     }
   }
