@@ -36,7 +36,7 @@ list=$(IFS=,; echo "${shapes[*]}")
   echo
   echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
   echo "Command: \`scripts/traffic_air_round.sh dist $copies $repeats ${shapes[*]}\`: $copies copies of each \`whd-bench traffic\` ci8 capture end to end"
-  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -q -o /dev/shm/... --report FILE\`, median of $repeats processes timed from outside."
+  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -v -o /dev/shm/... --report FILE\` (stage times in traffic-air.log), median of $repeats processes timed from outside."
   echo
   echo "| shape | GB | air [s] | frames | data symbols | whole process [s] | x real time (air) | ns / data symbol | report: setup / decode [s] | decode region x real time (air) | payload = truth |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"
