@@ -385,7 +385,8 @@ int run(const options& o)
   auto& rx = g_receiver;
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
-            file == nullptr ? std::string("no") : fmt::format("'{}' ({})", o.payload, bb::to_string(file->method())),
+            file == nullptr ? std::string("no")
+                            : fmt::format("'{}' ({})", o.payload, file->positioned() ? bb::to_string(file->method()) : "in order"),
             o.llr.empty() ? std::string() : fmt::format(", {} soft values to '{}'", o.llr_format, o.llr),
             o.report == "-" ? "stdout" : "'" + o.report + "'");
   const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -103,6 +103,8 @@ TEST(payload_file_sink, maps_files_in_memory_and_writes_others)
   }
   bb::payload_file_sink sink(shm.string());
   EXPECT_EQ(sink.method(), bb::payload_write::map);
+  EXPECT_TRUE(sink.positioned());
+  EXPECT_FALSE(bb::payload_file_sink("/dev/null").positioned()); // a device: written in order
   sink.close();
   fs::remove(shm);
 }

@@ -249,8 +249,11 @@ public:
   void close();
   /// Bytes written so far (buffered ones included).
   uint64_t size() const noexcept { return offset_ + buffer_.size(); }
-  /// How large writes go in (never automatic: the choice made); stdout is written in order.
+  /// How large writes go in (never automatic: the choice made), for a regular file.
   payload_write method() const noexcept { return method_; }
+  /// A regular file, written at offsets; false for a pipe, a terminal or a device,
+  /// written in order (the method then does not apply).
+  bool positioned() const noexcept { return positioned_; }
 
 private:
   void flush();
