@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -81,233 +80,18 @@ std::string json_message(const json::exception& e)
   return what;
 }
 
-/// An element of the top level's "annotations" array as read: the fields SigMF
-/// defines (others are skipped unread), or the element whole when it is no object.
-struct annotation_fields {
-  std::optional<json> start, count, label, comment;
-  std::optional<json> not_object; ///< the element, when it is not an object
-};
-
-/// What parse_json hands over of the top level's "annotations" array.
-struct annotation_sink {
-  std::function<void()> begin; ///< the array opens (again, if the key repeats: the last counts)
-  std::function<void(const annotation_fields&)> add; ///< its next element
-};
-
-/// nlohmann's document builder for everything but the elements of the top level's
-/// "annotations" array, which go to an annotation_sink field by field: a capture of
-/// many frames has an annotation a frame, and 100 000 of them made into JSON objects
-/// took most of a 16 MB meta's 0.3 s.
-class meta_sax {
-public:
-  meta_sax(json& root, const annotation_sink& sink) : dom_(root, true), sink_(sink) {}
-
-  bool null()
-  {
-    return scalar([] { return json(nullptr); }, [&] { return dom_.null(); });
-  }
-  bool boolean(bool v)
-  {
-    return scalar([v] { return json(v); }, [&] { return dom_.boolean(v); });
-  }
-  bool number_integer(json::number_integer_t v)
-  {
-    return scalar([v] { return json(v); }, [&] { return dom_.number_integer(v); });
-  }
-  bool number_unsigned(json::number_unsigned_t v)
-  {
-    return scalar([v] { return json(v); }, [&] { return dom_.number_unsigned(v); });
-  }
-  bool number_float(json::number_float_t v, const json::string_t& text)
-  {
-    return scalar([v] { return json(v); }, [&] { return dom_.number_float(v, text); });
-  }
-  bool string(json::string_t& v)
-  {
-    return scalar([&v] { return json(std::move(v)); }, [&] { return dom_.string(v); });
-  }
-  bool binary(json::binary_t& v) { return sub_ ? sub_->binary(v) : dom_.binary(v); } // not in JSON text
-
-  bool start_object(std::size_t n)
-  {
-    ++depth_;
-    if (sub_) {
-      return sub_->start_object(n);
-    }
-    if (!in_annotations_ || depth_ <= 2) {
-      return dom_.start_object(n);
-    }
-    if (depth_ == 3) { // an element
-      fields_ = {};
-      key_ = nullptr;
-      return true;
-    }
-    return open_sub([&] { return sub_->start_object(n); });
-  }
-
-  bool key(json::string_t& k)
-  {
-    if (sub_) {
-      return sub_->key(k);
-    }
-    if (in_annotations_ && depth_ == 3) {
-      key_ = k == "core:sample_start" ? &fields_.start
-             : k == "core:sample_count" ? &fields_.count
-             : k == "core:label"        ? &fields_.label
-             : k == "core:comment"      ? &fields_.comment
-                                        : nullptr;
-      return true;
-    }
-    if (in_annotations_ && depth_ > 3) {
-      return true; // inside a member SigMF does not define: skipped
-    }
-    next_is_annotations_ = depth_ == 1 && k == "annotations";
-    return dom_.key(k);
-  }
-
-  bool end_object()
-  {
-    bool ok = true;
-    if (sub_) {
-      ok = sub_->end_object();
-      close_sub();
-    } else if (!in_annotations_ || depth_ <= 2) {
-      ok = dom_.end_object();
-    } else if (depth_ == 3) {
-      sink_.add(fields_);
-    }
-    --depth_;
-    return ok;
-  }
-
-  bool start_array(std::size_t n)
-  {
-    ++depth_;
-    if (sub_) {
-      return sub_->start_array(n);
-    }
-    if (!in_annotations_ || depth_ <= 2) {
-      if (depth_ == 2 && next_is_annotations_) {
-        in_annotations_ = true;
-        sink_.begin();
-      }
-      return dom_.start_array(n);
-    }
-    if (depth_ == 3) { // an element that is no object: kept whole for the message
-      fields_ = {};
-      fields_.not_object.emplace();
-      sub_target_ = &*fields_.not_object;
-      sub_depth_ = depth_;
-      sub_.emplace(*sub_target_, true);
-      return sub_->start_array(n);
-    }
-    return open_sub([&] { return sub_->start_array(n); });
-  }
-
-  bool end_array()
-  {
-    bool ok = true;
-    if (sub_) {
-      ok = sub_->end_array();
-      close_sub();
-    } else if (!in_annotations_ || depth_ <= 2) {
-      if (in_annotations_ && depth_ == 2) {
-        in_annotations_ = false;
-      }
-      ok = dom_.end_array();
-    }
-    --depth_;
-    return ok;
-  }
-
-  /// Throws `ex` as its own type (parse_error, out_of_range), as the document builder does.
-  template <class Exception>
-  bool parse_error(std::size_t position, const std::string& last_token, const Exception& ex)
-  {
-    return dom_.parse_error(position, last_token, ex);
-  }
-
-private:
-  /// A scalar: to the document, to the element's field, or skipped.
-  template <class Make, class Dom>
-  bool scalar(Make&& make, Dom&& to_dom)
-  {
-    if (sub_) {
-      return to_dom_sub(make());
-    }
-    if (!in_annotations_) {
-      return to_dom();
-    }
-    if (depth_ == 2) { // an element that is no object
-      annotation_fields f;
-      f.not_object = make();
-      sink_.add(f);
-    } else if (depth_ == 3 && key_ != nullptr) {
-      *key_ = make();
+/// The meta's document, or the reason it is none. `count_annotations`, when given,
+/// counts the top level's "annotations" keys.
+json parse_json(const std::filesystem::path& meta_path, const std::string& text, int* count_annotations = nullptr)
+{
+  const json::parser_callback_t count = [count_annotations](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key && parsed == "annotations") {
+      ++*count_annotations;
     }
     return true;
-  }
-
-  bool to_dom_sub(json&& v)
-  {
-    // A scalar inside a container kept whole: its document builder takes it.
-    switch (v.type()) {
-    case json::value_t::null: return sub_->null();
-    case json::value_t::boolean: return sub_->boolean(v.get<bool>());
-    case json::value_t::number_integer: return sub_->number_integer(v.get<json::number_integer_t>());
-    case json::value_t::number_unsigned: return sub_->number_unsigned(v.get<json::number_unsigned_t>());
-    case json::value_t::number_float: return sub_->number_float(v.get<json::number_float_t>(), "");
-    case json::value_t::string: return sub_->string(v.get_ref<json::string_t&>());
-    default: return true;
-    }
-  }
-
-  /// A container as the value of an element's member: kept whole when SigMF defines
-  /// the member (its message describes it), skipped otherwise.
-  template <class Start>
-  bool open_sub(Start&& start)
-  {
-    if (depth_ == 4 && key_ != nullptr) {
-      key_->emplace();
-      sub_target_ = &**key_;
-      sub_depth_ = depth_;
-      sub_.emplace(*sub_target_, true);
-      return start();
-    }
-    return true; // deeper, or a member SigMF does not define: skipped
-  }
-
-  void close_sub()
-  {
-    if (depth_ == sub_depth_) {
-      sub_.reset();
-      if (sub_depth_ == 3) { // the element itself
-        sink_.add(fields_);
-      }
-    }
-  }
-
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
-  const annotation_sink& sink_;
-  int depth_ = 0;            ///< containers open (the top level is 1)
-  bool next_is_annotations_ = false;
-  bool in_annotations_ = false;
-  annotation_fields fields_; ///< the element being read
-  std::optional<json>* key_ = nullptr; ///< the field the element's current member fills
-  std::optional<nlohmann::detail::json_sax_dom_parser<json>> sub_;
-  json* sub_target_ = nullptr;
-  int sub_depth_ = 0;
-};
-
-/// The meta's document, whose "annotations" array is left empty: its elements go to
-/// `sink` as they are read.
-json parse_json(const std::filesystem::path& meta_path, const std::string& text, const annotation_sink& sink)
-{
-  json root;
+  };
   try {
-    meta_sax sax(root, sink);
-    json::sax_parse(text, &sax);
-    return root;
+    return count_annotations != nullptr ? json::parse(text, count) : json::parse(text);
   } catch (const json::parse_error& e) {
     fail(meta_path, "SigMF meta is not valid JSON: " + json_message(e) + " (byte " + std::to_string(e.byte) +
                         "); fix the JSON or record the capture again");
@@ -359,39 +143,31 @@ std::string read_string(const std::filesystem::path& meta_path, const json& valu
 }
 
 /// One element of "annotations", the k-th.
-annotation read_annotation(const std::filesystem::path& meta_path, const annotation_fields& a, std::size_t k)
+annotation read_annotation(const std::filesystem::path& meta_path, const json& a, std::size_t k)
 {
-  const auto where = [k] { return "annotations[" + std::to_string(k) + "]"; };
-  if (a.not_object) {
-    fail(meta_path, where() + " is not an object; fix or remove it (the receiver does not need annotations)");
+  const std::string where = "annotations[" + std::to_string(k) + "]";
+  if (!a.is_object()) {
+    fail(meta_path, where + " is not an object; fix or remove it (the receiver does not need annotations)");
   }
   annotation ann;
-  if (!a.start) {
-    fail(meta_path, where() + " lacks \"core:sample_start\", which SigMF requires; fix or remove it");
+  const auto start = a.find("core:sample_start");
+  if (start == a.end()) {
+    fail(meta_path, where + " lacks \"core:sample_start\", which SigMF requires; fix or remove it");
   }
-  // The common case without building the messages' text.
-  if (a.start->is_number_unsigned() && (!a.count || a.count->is_number_unsigned()) && (!a.label || a.label->is_string()) &&
-      (!a.comment || a.comment->is_string())) {
-    ann.sample_start = a.start->get<uint64_t>();
-    ann.sample_count = a.count ? a.count->get<uint64_t>() : 0;
-    ann.label = a.label ? a.label->get<std::string>() : std::string();
-    ann.comment = a.comment ? a.comment->get<std::string>() : std::string();
-    return ann;
+  ann.sample_start = read_count(meta_path, *start, where + " \"core:sample_start\"");
+  if (const auto n = a.find("core:sample_count"); n != a.end()) {
+    ann.sample_count = read_count(meta_path, *n, where + " \"core:sample_count\"");
   }
-  ann.sample_start = read_count(meta_path, *a.start, where() + " \"core:sample_start\"");
-  if (a.count) {
-    ann.sample_count = read_count(meta_path, *a.count, where() + " \"core:sample_count\"");
+  if (const auto l = a.find("core:label"); l != a.end()) {
+    ann.label = read_string(meta_path, *l, where + " \"core:label\"");
   }
-  if (a.label) {
-    ann.label = read_string(meta_path, *a.label, where() + " \"core:label\"");
-  }
-  if (a.comment) {
-    ann.comment = read_string(meta_path, *a.comment, where() + " \"core:comment\"");
+  if (const auto c = a.find("core:comment"); c != a.end()) {
+    ann.comment = read_string(meta_path, *c, where + " \"core:comment\"");
   }
   return ann;
 }
 
-/// Checks what "annotations" is (its elements were read as they were parsed).
+/// Checks what "annotations" is (its elements are read apart).
 void check_annotations(const std::filesystem::path& meta_path, const json& root)
 {
   const auto it = root.find("annotations");
@@ -481,17 +257,14 @@ std::optional<sigmf_meta> read_plain_form(const std::filesystem::path& meta_path
   std::string rest;
   rest.reserve(text.size() - (scan->end - scan->begin) + 2);
   rest.append(text, 0, scan->begin).append("[]").append(text, scan->end);
-  int nof_arrays = 0;
-  bool elements = false;
-  const annotation_sink sink{[&] { ++nof_arrays; }, [&](const annotation_fields&) { elements = true; }};
+  int nof_annotations = 0;
   json root;
   try {
-    meta_sax sax(root, sink);
-    json::sax_parse(rest, &sax);
-  } catch (const json::exception&) {
+    root = parse_json(meta_path, rest, &nof_annotations);
+  } catch (const capture_error&) {
     return std::nullopt;
   }
-  if (nof_arrays != 1 || elements) {
+  if (nof_annotations != 1) {
     return std::nullopt;
   }
   sigmf_meta meta = check_document(meta_path, root);
@@ -500,38 +273,23 @@ std::optional<sigmf_meta> read_plain_form(const std::filesystem::path& meta_path
   return meta;
 }
 
-/// The meta in any form: the whole document through meta_sax, its annotations read
-/// as they are parsed; the first bad one is reported where the document's other checks
-/// have passed, as when they were read after them.
+/// The meta in any form: the whole document through nlohmann's parser, then its
+/// annotations, the first bad one reported once the document's other checks passed.
 sigmf_meta read_any_form(const std::filesystem::path& meta_path, const std::string& text, bool keep_annotations)
 {
-  std::vector<annotation> annotations;
-  std::exception_ptr bad_annotation;
-  const annotation_sink sink{[&] {
-                               annotations.clear();
-                               bad_annotation = nullptr;
-                             },
-                             [&](const annotation_fields& a) {
-                               if (bad_annotation) {
-                                 return;
-                               }
-                               try {
-                                 annotations.push_back(read_annotation(meta_path, a, annotations.size()));
-                               } catch (...) {
-                                 bad_annotation = std::current_exception();
-                               }
-                             }};
-  const json root = parse_json(meta_path, text, sink);
+  const json root = parse_json(meta_path, text);
   sigmf_meta meta = check_document(meta_path, root);
-  if (bad_annotation) {
-    std::rethrow_exception(bad_annotation);
+  const auto it = root.find("annotations");
+  if (it == root.end() || it->is_null()) {
+    return meta;
   }
-  for (const annotation& a : annotations) {
+  for (std::size_t k = 0; k < it->size(); ++k) {
+    annotation a = read_annotation(meta_path, (*it)[k], k);
     const uint64_t end = a.sample_count > UINT64_MAX - a.sample_start ? UINT64_MAX : a.sample_start + a.sample_count;
     meta.annotations_reach = std::max(meta.annotations_reach, end);
-  }
-  if (keep_annotations) {
-    meta.annotations = std::move(annotations);
+    if (keep_annotations) {
+      meta.annotations.push_back(std::move(a));
+    }
   }
   return meta;
 }
