@@ -414,6 +414,7 @@ int run(const options& o)
   // Written as it is made: a capture of a million short frames has a report of
   // hundreds of MB.
   std::cout.flush();
+  const auto report_t0 = std::chrono::steady_clock::now();
   std::FILE* rf = o.report == "-" ? stdout : std::fopen(o.report.c_str(), "w");
   bool written = rf != nullptr && bb::write_report(rf, std::move(report_json), result.frames, 2);
   int err = errno;
@@ -425,6 +426,7 @@ int run(const options& o)
     log->error("cannot write report '{}': {}", o.report == "-" ? std::string("standard output") : o.report, std::strerror(err));
     return EXIT_RUNTIME;
   }
+  const double report_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - report_t0).count();
   if (!o.dump.empty() && !write_dump(o, *reader, cfg, *log)) {
     return EXIT_RUNTIME;
   }
@@ -433,6 +435,7 @@ int run(const options& o)
   for (const auto& [stage, sec] : result.stage_seconds) {
     log->debug("stage {}: {:.3f} s", stage, sec);
   }
+  log->debug("after the run: report written in {:.3f} s (not in its timing)", report_seconds);
   const auto& m = result.resources;
   log->info("memory: peak RSS {:.0f} MiB; {} symbols per batch{}", double(m.peak_rss_bytes) / 1048576.0, m.symbols_per_batch,
             m.device_bytes == 0 ? std::string()
