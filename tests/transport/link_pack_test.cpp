@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -240,3 +243,128 @@ TEST(link_pack, non_finite_samples_are_packed_as_zero_and_counted)
 }
 
 } // namespace
+
+namespace {
+
+/// A run of cf32 samples whose blocks (of RUN_SCALE_BLOCK) span float's range: each
+/// block its own level, from near the smallest normal float to near the largest.
+std::vector<whd::cf32> run_of_levels(std::size_t n, uint32_t seed)
+{
+  std::mt19937 g(seed);
+  std::normal_distribution<float> u(0.0f, 1.0f);
+  const float levels[] = {1.0f, 1e-30f, 3e4f, 1e5f, 1e30f, 0.5f, 2048.0f, 1e-3f};
+  std::vector<whd::cf32> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float level = levels[(i / tr::RUN_SCALE_BLOCK) % std::size(levels)];
+    x[i] = {level * u(g), level * u(g)};
+  }
+  return x;
+}
+
+/// Each sample of a packed run against the run's own samples: NaN for a non-finite
+/// one; otherwise within the form's precision of the block's peak.
+void expect_run_within_precision(tr::link_format fmt, const std::vector<whd::cf32>& x, const std::vector<std::byte>& out,
+                                 const std::vector<float>& scales)
+{
+  for (std::size_t b = 0; b < scales.size(); ++b) {
+    const std::size_t first = b * tr::RUN_SCALE_BLOCK, end = std::min(x.size(), first + tr::RUN_SCALE_BLOCK);
+    double peak = 0.0;
+    for (std::size_t i = first; i < end; ++i) {
+      if (std::isfinite(x[i].real()) && std::isfinite(x[i].imag())) {
+        peak = std::max({peak, std::abs(double(x[i].real())), std::abs(double(x[i].imag()))});
+      }
+    }
+    for (std::size_t i = first; i < end; ++i) {
+      const whd::cf32 u = tr::unpack_run_sample(fmt, out, i, scales[b]);
+      if (!std::isfinite(x[i].real()) || !std::isfinite(x[i].imag())) {
+        EXPECT_TRUE(std::isnan(u.real()) && std::isnan(u.imag())) << i;
+        continue;
+      }
+      for (const auto& [v, w] : {std::pair{double(x[i].real()), double(u.real())}, std::pair{double(x[i].imag()), double(u.imag())}}) {
+        // half: 11 significant bits at the peak's binade and below it, down to the
+        // subnormals of the scaled block (2^-24 of a peak scaled into (2^13, 2^14]);
+        // int8: half a step of peak / 127 (and float's rounding of the product).
+        const double tol = fmt == tr::link_format::half ? std::abs(v) * 0x1p-11 + peak * 0x1p-36 : peak / 127.0 * (0.5 + 1e-6);
+        ASSERT_LE(std::abs(w - v), tol) << tr::to_string(fmt) << " sample " << i << " of block " << b;
+      }
+    }
+  }
+}
+
+} // namespace
+
+TEST(link_pack_run, every_block_reconstructs_within_its_precision_at_any_level)
+{
+  for (const auto fmt : {tr::link_format::half, tr::link_format::int8}) {
+    for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), 8 * tr::RUN_SCALE_BLOCK + 77}) {
+      const auto x = run_of_levels(n, uint32_t(n) + 3);
+      std::vector<std::byte> out(n * tr::link_bytes_per_sample(fmt));
+      std::vector<float> scales(tr::run_scales(n));
+      tr::pack_cf32_run(x, fmt, out, scales);
+      expect_run_within_precision(fmt, x, out, scales);
+      for (const float s : scales) {
+        EXPECT_TRUE(std::isfinite(s) && s > 0.0f);
+        if (fmt == tr::link_format::half) {
+          EXPECT_EQ(std::exp2(std::round(std::log2(s))), s) << "half's scales are powers of two";
+        }
+      }
+    }
+  }
+}
+
+TEST(link_pack_run, values_half_holds_cross_exactly_and_int8_reaches_its_full_scale)
+{
+  // Integers and binary fractions (a ci16 capture stored as floats, say) are exact in half.
+  std::vector<whd::cf32> x(2 * tr::RUN_SCALE_BLOCK);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = {float(int(i % 4096) - 2048), float(i % 7) * 0.25f - 1.0f};
+  }
+  std::vector<std::byte> out(x.size() * 4);
+  std::vector<float> scales(2);
+  tr::pack_cf32_run(x, tr::link_format::half, out, scales);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(tr::unpack_run_sample(tr::link_format::half, out, i, scales[i / tr::RUN_SCALE_BLOCK]), x[i]) << i;
+  }
+  std::vector<std::byte> q(x.size() * 2);
+  tr::pack_cf32_run(x, tr::link_format::int8, q, scales);
+  int top = 0;
+  for (std::size_t i = 0; i < 2 * x.size(); ++i) {
+    top = std::max(top, std::abs(int(reinterpret_cast<const int8_t*>(q.data())[i])));
+  }
+  EXPECT_EQ(top, 127);
+}
+
+TEST(link_pack_run, a_non_finite_sample_is_marked_and_the_others_pack_as_without_it)
+{
+  // The mark is the sample's alone: the other samples of its block (whose peak it
+  // does not change) pack to the very bytes they pack to without it, whichever
+  // routine (vector or plain) each block went through.
+  auto x = run_of_levels(4 * tr::RUN_SCALE_BLOCK, 11);
+  for (const auto fmt : {tr::link_format::half, tr::link_format::int8}) {
+    const std::size_t bps = tr::link_bytes_per_sample(fmt);
+    std::vector<std::byte> clean(x.size() * bps), marked(x.size() * bps);
+    std::vector<float> s_clean(4), s_marked(4);
+    tr::pack_cf32_run(x, fmt, clean, s_clean);
+    auto y = x;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    y[5] = {nan, 0.0f};
+    y[tr::RUN_SCALE_BLOCK + 9] = {1.0f, -inf};
+    y[3 * tr::RUN_SCALE_BLOCK + 100] = {inf, nan};
+    for (const std::size_t i : {std::size_t(5), tr::RUN_SCALE_BLOCK + 9, 3 * tr::RUN_SCALE_BLOCK + 100}) {
+      // Keep the block's peak: the replaced sample must not have been it.
+      ASSERT_LT(std::max(std::abs(x[i].real()), std::abs(x[i].imag())), s_clean[i / tr::RUN_SCALE_BLOCK] * (fmt == tr::link_format::int8 ? 127.0f : 8192.0f));
+    }
+    tr::pack_cf32_run(y, fmt, marked, s_marked);
+    EXPECT_EQ(s_clean, s_marked);
+    expect_run_within_precision(fmt, y, marked, s_marked);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (std::isfinite(y[i].real()) && std::isfinite(y[i].imag())) {
+        ASSERT_EQ(std::memcmp(clean.data() + i * bps, marked.data() + i * bps, bps), 0) << tr::to_string(fmt) << " sample " << i;
+      }
+    }
+  }
+  std::vector<std::byte> out(8);
+  std::vector<float> sc(1);
+  EXPECT_THROW(tr::pack_cf32_run(x, tr::link_format::f32, out, sc), std::invalid_argument);
+  EXPECT_THROW(tr::pack_cf32_run(x, tr::link_format::half, out, sc), std::invalid_argument);
+}

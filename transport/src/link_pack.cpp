@@ -6,6 +6,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -72,6 +74,15 @@ bool have_avx2()
 }
 
 bool aligned32(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 31u) == 0; }
+
+bool have_f16c()
+{
+  static const bool yes = __builtin_cpu_supports("f16c") != 0;
+  return yes;
+}
+
+/// Whether float_to_half_avx2 applies to `values` floats into `dst`.
+bool f16c_ok(const std::byte* dst, std::size_t values) { return have_f16c() && aligned32(dst) && values % 16 == 0; }
 
 __attribute__((target("avx2"))) void stream_copy_avx2(std::byte* dst, const std::byte* src, std::size_t bytes)
 {
@@ -143,7 +154,124 @@ float max_abs(const float* iq, std::size_t count)
   return m;
 }
 
+/// The largest finite |I| or |Q| of n samples, and how many samples are not finite.
+std::pair<float, std::size_t> finite_peak(const float* iq, std::size_t n)
+{
+  float peak = 0.0f;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float a = std::abs(iq[2 * i]), b = std::abs(iq[2 * i + 1]);
+    // Written so that NaN fails both tests: no branch on the sample, and the loop vectorises.
+    const bool ok = a <= std::numeric_limits<float>::max() && b <= std::numeric_limits<float>::max();
+    peak = std::max(peak, ok ? std::max(a, b) : 0.0f);
+    bad += ok ? 0 : 1;
+  }
+  return {peak, bad};
+}
+
+/// AVX2 form of int8 rounding: x * inv clamped to +-127 and converted under the
+/// default rounding (to nearest, ties to even: as std::lrint), 32 values a step.
+__attribute__((target("avx2"))) void float_to_int8_avx2(std::byte* dst, const float* x, float inv, std::size_t values)
+{
+  const __m256 k = _mm256_set1_ps(inv), hi = _mm256_set1_ps(127.0f), lo = _mm256_set1_ps(-127.0f);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (std::size_t i = 0; i < values; i += 32) {
+    __m256i q[4];
+    for (int j = 0; j < 4; ++j) {
+      const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * j), k), lo), hi);
+      q[j] = _mm256_cvtps_epi32(v);
+    }
+    // packs work within 128-bit lanes: 0..3 8..11 4..7 12..15 | ... ; the permute puts them back in order.
+    const __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
+    const __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i b = _mm256_packs_epi16(w01, w23);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permutevar8x32_epi32(b, order));
+  }
+}
+
 } // namespace
+
+void pack_cf32_run(std::span<const cf32> in, link_format fmt, std::span<std::byte> out, std::span<float> scales)
+{
+  const std::size_t n = in.size();
+  if (fmt == link_format::f32) {
+    throw std::invalid_argument("pack_cf32_run: f32 is not a packing");
+  }
+  if (out.size() < n * link_bytes_per_sample(fmt) || scales.size() < run_scales(n)) {
+    throw std::invalid_argument("pack_cf32_run: output smaller than the run");
+  }
+  const bool vec = have_avx2();
+  for (std::size_t b = 0; b * RUN_SCALE_BLOCK < n; ++b) {
+    const std::size_t first = b * RUN_SCALE_BLOCK;
+    const std::size_t len = std::min(RUN_SCALE_BLOCK, n - first);
+    const auto* iq = reinterpret_cast<const float*>(in.data() + first);
+    const auto [peak, bad] = finite_peak(iq, len);
+    if (fmt == link_format::half) {
+      // ceil(log2(peak)) - 14 puts the peak in (2^13, 2^14]; within float's exponents.
+      const int e = peak > 0.0f ? std::clamp(int(std::ceil(std::log2(peak))) - 14, -126, 113) : 0;
+      const float scale = std::ldexp(1.0f, e), inv = std::ldexp(1.0f, -e);
+      std::byte* dst = out.data() + 4 * first;
+      if (bad == 0 && vec && f16c_ok(dst, 2 * len)) {
+        float_to_half_avx2(dst, iq, inv, 2 * len);
+      } else {
+        auto* h = reinterpret_cast<uint16_t*>(dst);
+        for (std::size_t i = 0; i < 2 * len; i += 2) {
+          const bool ok = std::isfinite(iq[i]) && std::isfinite(iq[i + 1]);
+          h[i] = ok ? float_to_half(iq[i] * inv) : uint16_t(0x7E00);
+          h[i + 1] = ok ? float_to_half(iq[i + 1] * inv) : uint16_t(0x7E00);
+        }
+      }
+      scales[b] = scale;
+    } else {
+      // A peak too small for its inverse to be a float: every value rounds to 0.
+      const float scale = peak / 127.0f >= std::numeric_limits<float>::min() ? peak / 127.0f : 1.0f;
+      const float inv = 1.0f / scale;
+      std::byte* dst = out.data() + 2 * first;
+      if (bad == 0 && vec && (2 * len) % 32 == 0) {
+        float_to_int8_avx2(dst, iq, inv, 2 * len);
+      } else {
+        auto* q = reinterpret_cast<int8_t*>(dst);
+        for (std::size_t i = 0; i < 2 * len; i += 2) {
+          if (std::isfinite(iq[i]) && std::isfinite(iq[i + 1])) {
+            q[i] = int8_t(std::lrint(std::clamp(iq[i] * inv, -127.0f, 127.0f)));
+            q[i + 1] = int8_t(std::lrint(std::clamp(iq[i + 1] * inv, -127.0f, 127.0f)));
+          } else {
+            q[i] = int8_t(-128);
+            q[i + 1] = 0;
+          }
+        }
+      }
+      scales[b] = scale;
+    }
+  }
+  if (vec) {
+    _mm_sfence(); // the half routine's streaming stores
+  }
+}
+
+cf32 unpack_run_sample(link_format fmt, std::span<const std::byte> packed, std::size_t i, float scale)
+{
+  switch (fmt) {
+  case link_format::f32: {
+    cf32 v;
+    std::memcpy(&v, packed.data() + 8 * i, 8);
+    return v * scale;
+  }
+  case link_format::half: {
+    uint16_t h[2];
+    std::memcpy(h, packed.data() + 4 * i, 4);
+    return {half_to_float(h[0]) * scale, half_to_float(h[1]) * scale};
+  }
+  case link_format::int8: {
+    const auto* q = reinterpret_cast<const int8_t*>(packed.data() + 2 * i);
+    if (q[0] == -128) {
+      return {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::quiet_NaN()};
+    }
+    return {float(q[0]) * scale, float(q[1]) * scale};
+  }
+  }
+  return {};
+}
 
 void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const uint64_t> starts, std::size_t window_len,
                   link_format fmt, std::span<std::byte> out, std::span<float> scales, std::span<uint32_t> bad)

@@ -54,6 +54,32 @@ link_format auto_link_format(datatype capture_type);
 void pack_windows(datatype type, std::span<const std::byte> raw, std::span<const uint64_t> starts, std::size_t window_len,
                   link_format fmt, std::span<std::byte> out, std::span<float> scales, std::span<uint32_t> bad = {});
 
+/// Samples that share one scale when a run of cf32 samples is packed as it lies in
+/// the capture (pack_cf32_run).
+inline constexpr std::size_t RUN_SCALE_BLOCK = 1024;
+
+/// Scales pack_cf32_run writes for `nof` samples.
+constexpr std::size_t run_scales(std::size_t nof) { return (nof + RUN_SCALE_BLOCK - 1) / RUN_SCALE_BLOCK; }
+
+/// A run of cf32 samples packed for the link as it lies in the capture (the GPU
+/// backend's chunks): one scale per block of RUN_SCALE_BLOCK samples from in[0]
+/// (the last block may be shorter), by which the device multiplies the unpacked
+/// values.
+///   - half: a power of two that brings the block's largest finite |I| or |Q| near
+///     2^14, which costs no precision and lets nothing overflow;
+///   - int8: that peak / 127, each value rounded to the nearest integer (ties to
+///     even) within +-127.
+/// A non-finite sample (NaN or Inf in I or Q) crosses as a mark that unpacks to NaN,
+/// so that the device counts and zeroes it as it does a cf32 chunk's: half NaN in I
+/// and Q; int8 -128 in I (Q 0). f32 is no packing: its bytes are the capture's.
+/// @param[out] out    in.size() * link_bytes_per_sample(fmt) bytes
+/// @param[out] scales run_scales(in.size()) floats
+void pack_cf32_run(std::span<const cf32> in, link_format fmt, std::span<std::byte> out, std::span<float> scales);
+
+/// Sample i of a packed run, as the device unpacks it (NaN for a mark): the
+/// reference for tests.
+cf32 unpack_run_sample(link_format fmt, std::span<const std::byte> packed, std::size_t i, float scale);
+
 /// Convert one IEEE binary16 to float (host reference for tests).
 float half_to_float(uint16_t h);
 /// Round a float to the nearest IEEE binary16 (ties to even, saturating to +-inf as IEEE does).
