@@ -22,7 +22,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
   po::options_description desc(
       "whd-bench compare CAPTURE [options]\n\n"
       "Decodes one capture with every backend and link packing available (cpu; gpu with f32, half,\n"
-      "int8), each timed end to end (capture file opened -> payload file written), counts the payload\n"
+      "int8 for a cf32 capture, one gpu row for ci8 and ci16, which cross as stored), each timed end to end (capture file opened -> payload file written), counts the payload\n"
       "bits that differ between each pair (and against NAME.truth when it lies beside the capture),\n"
       "and gives each one's speed-up over the plain liquid-dsp chain (guard skip + fft_execute +\n"
       "modemcf_demodulate per data tone) timed in the same run. Without a GPU the GPU rows are\n"

@@ -160,7 +160,9 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
-     "kept for scripts: the GPU backend now sends the capture as stored (ci8 2 bytes a sample, ci16 4, cf32 8) and decodes in f32 on the device; any value but auto or f32 is noted and has no effect")
+     "GPU: how a cf32 capture crosses to the device: f32 as stored (8 bytes a sample), half (4) or int8 with a scale per 1024 "
+     "samples (2), packed by the reading threads; auto = f32, whose bits are the CPU backend's (packing may change a bit near a "
+     "decision's edge). ci8 and ci16 captures always cross as stored (2 and 4 bytes), exactly; another value is noted")
     ("batch", po::value(&o.batch)->value_name("SYMBOLS")->default_value(0),
      "GPU: the capture crosses to the device in chunks of SYMBOLS x 576 samples (one copy in, the search, the location and the "
      "decode of every frame in it, one copy out); 0: chunks of 2^24 samples")
@@ -283,7 +285,9 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
     req, cfg, capture_type, [&log](const std::string& line) { log.warn("{}", line); },
     [&log](const bb::receiver_choice& c) {
       if (c.backend == "gpu") {
-        log.info("GPU: {} device(s) from {}, the capture crossing as stored, windows decoded in {}, FFT exchange {} ({})", c.nof_gpus, c.device, tr::to_string(c.link),
+        log.info("GPU: {} device(s) from {}, the capture crossing {}, FFT exchange {} ({})", c.nof_gpus, c.device,
+                 c.link == tr::link_format::f32 ? std::string("as stored")
+                                                : fmt::format("packed as {} ({} bytes a sample)", tr::to_string(c.link), tr::link_bytes_per_sample(c.link)),
                  c.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory", c.fft_source);
       } else if (!c.reason.empty()) {
         log.info("backend auto: {}; using the CPU", c.reason);

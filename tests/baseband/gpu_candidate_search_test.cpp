@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -491,6 +492,62 @@ TEST(gpu_candidate_search, bad_ranges_are_refused_and_an_empty_one_finds_nothing
   const auto d_short = device_capture::of(short_capture, whd::datatype::ci8);
   const auto none = run_once(s, d_short.data(), 0, d_short.size(), d_short.size(), 0, 0, st);
   EXPECT_EQ(none.count.nof_found, 0u);
+}
+
+} // namespace
+
+namespace {
+
+TEST(gpu_unpack_link_run, device_unpacks_every_packed_sample_as_the_host_reference_does)
+{
+  WHD_REQUIRE_GPU();
+  namespace tr = whd::transport;
+  // Blocks at several levels, a last block cut short, and marks in three blocks.
+  const std::size_t n = 5 * tr::RUN_SCALE_BLOCK + 333;
+  std::mt19937 g(9);
+  std::normal_distribution<float> u(0.0f, 1.0f);
+  const float levels[] = {1.0f, 1e-20f, 1e5f, 3e30f, 0.01f, 40.0f};
+  std::vector<cf32> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float level = levels[i / tr::RUN_SCALE_BLOCK];
+    x[i] = {level * u(g), level * u(g)};
+  }
+  x[17] = {std::numeric_limits<float>::quiet_NaN(), 0.0f};
+  x[2 * tr::RUN_SCALE_BLOCK + 5] = {1.0f, std::numeric_limits<float>::infinity()};
+  x[n - 1] = {-std::numeric_limits<float>::infinity(), 2.0f};
+  for (const auto fmt : {tr::link_format::half, tr::link_format::int8}) {
+    std::vector<std::byte> packed(n * tr::link_bytes_per_sample(fmt));
+    std::vector<float> scales(tr::run_scales(n));
+    tr::pack_cf32_run(x, fmt, packed, scales);
+    cu::device_buffer<std::byte> d_link(packed.size());
+    cu::device_buffer<float> d_scales(scales.size());
+    cu::device_buffer<float2> d_stored(n), d_zeroed(n);
+    WHD_CUDA_CHECK(cudaMemcpy(d_link.data(), packed.data(), packed.size(), cudaMemcpyHostToDevice));
+    WHD_CUDA_CHECK(cudaMemcpy(d_scales.data(), scales.data(), scales.size() * sizeof(float), cudaMemcpyHostToDevice));
+    gs::unpack_link_run(d_link.data(), d_scales.data(), fmt, n, d_stored.data(), d_zeroed.data(), nullptr);
+    std::vector<float2> stored(n), zeroed(n);
+    WHD_CUDA_CHECK(cudaMemcpy(stored.data(), d_stored.data(), n * sizeof(float2), cudaMemcpyDeviceToHost));
+    WHD_CUDA_CHECK(cudaMemcpy(zeroed.data(), d_zeroed.data(), n * sizeof(float2), cudaMemcpyDeviceToHost));
+    std::size_t marks = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const cf32 want = tr::unpack_run_sample(fmt, packed, i, scales[i / tr::RUN_SCALE_BLOCK]);
+      const std::string what = std::string(tr::to_string(fmt)) + " sample " + std::to_string(i);
+      if (std::isnan(want.real())) {
+        ++marks;
+        ASSERT_TRUE(std::isnan(stored[i].x) && std::isnan(stored[i].y)) << what;
+        ASSERT_TRUE(zeroed[i].x == 0.0f && zeroed[i].y == 0.0f && !std::signbit(zeroed[i].x)) << what;
+        continue;
+      }
+      ASSERT_EQ(std::bit_cast<uint64_t>(stored[i]), std::bit_cast<uint64_t>(want)) << what;
+      ASSERT_EQ(std::bit_cast<uint64_t>(zeroed[i]), std::bit_cast<uint64_t>(want)) << what;
+    }
+    EXPECT_EQ(marks, 3u) << tr::to_string(fmt);
+  }
+  // f32 is no packing: nothing to unpack.
+  cu::device_buffer<std::byte> b(8);
+  cu::device_buffer<float> sc(1);
+  cu::device_buffer<float2> o(1), z(1);
+  EXPECT_THROW(gs::unpack_link_run(b.data(), sc.data(), tr::link_format::f32, 1, o.data(), z.data(), nullptr), std::invalid_argument);
 }
 
 } // namespace

@@ -165,7 +165,9 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
         of shape (2n,) or (n, 2) (then ``sample_rate`` states CFO in Hz; default the
         profile's 2.538e9).
     backend: "auto" (the GPU when one is present), "cpu" or "gpu".
-    link: the GPU link packing, "auto", "f32", "half" or "int8".
+    link: how a cf32 capture crosses to the GPU, "auto" (= "f32", as stored),
+        "half" or "int8" (packed; bits may differ from the CPU's near a decision's
+        edge). Integer captures cross as stored whatever it says.
     gpus: GPUs to spread batches over (from ``device`` on), or "all".
     truth: the expected payload (a file, or bytes): the report adds bit errors and BER.
     llr: soft output beside the payload, as whd-rx --llr: True or "int8" (round(LLR x

@@ -5,6 +5,7 @@
 #include "gpu_window_gather.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <span>
 #include <string>
 
@@ -17,9 +18,13 @@ constexpr std::size_t READ_GRAIN = std::size_t(1) << 20;
 
 } // namespace
 
-chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datatype type, const rx_config& cfg)
-    : device(dev), capacity(positions + HALO_BEFORE + HALO_AFTER), max_symbols(capacity / CHUNK_L + 1), max_candidates(max_cands),
-      h_raw(capacity * bytes_per_sample(type)), d_raw(h_raw.size()), d_x(capacity), search(capacity, max_cands, cfg.detect_threshold),
+chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datatype type, transport::link_format lf,
+                       const rx_config& cfg)
+    : device(dev), link(type == datatype::cf32_le ? lf : transport::link_format::f32), capacity(positions + HALO_BEFORE + HALO_AFTER),
+      max_symbols(capacity / CHUNK_L + 1), max_candidates(max_cands),
+      h_raw(capacity * (packed() ? transport::link_bytes_per_sample(link) : bytes_per_sample(type))),
+      h_scales(packed() ? transport::run_scales(capacity) : 0), d_link(packed() ? h_raw.size() : 0), d_scales_in(h_scales.size()),
+      d_raw(capacity * bytes_per_sample(type)), d_x(capacity), search(capacity, max_cands, cfg.detect_threshold),
       locate(cfg, max_cands + MAX_CARRIED), h_count(1), h_cands(max_cands), h_located(max_cands), h_offsets(max_symbols),
       h_desc(max_symbols), d_offsets(max_symbols), d_desc(max_symbols), d_win(max_symbols * profile::N), d_scales(max_symbols),
       d_bad(max_symbols), h_bad(max_symbols), d_out(max_symbols * OUT_STRIDE), h_out(d_out.size()), h_carry(MAX_CARRIED),
@@ -35,16 +40,29 @@ void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& 
   const std::size_t bps = bytes_per_sample(type);
   const std::size_t bytes = std::size_t(s.nof) * bps;
   const std::size_t grain = READ_GRAIN / bps * bps;
+  static_assert(READ_GRAIN / 8 % transport::RUN_SCALE_BLOCK == 0, "a packed part holds whole blocks of one scale");
   const auto parts = unsigned((bytes + grain - 1) / grain);
   pool.run(parts, [&](unsigned part, unsigned) {
     const std::size_t off = std::size_t(part) * grain;
     const std::size_t n = std::min(grain, bytes - off);
-    const std::span<std::byte> out(s.h_raw.data() + off, n);
     const uint64_t first = s.first + off / bps;
-    const std::size_t got = src.read_raw(first, out) * bps;
-    if (got < n) {
-      std::fill(out.begin() + std::ptrdiff_t(got), out.end(), std::byte{0}); // a file cut short under us
+    if (!s.packed()) {
+      const std::span<std::byte> out(s.h_raw.data() + off, n);
+      const std::size_t got = src.read_raw(first, out) * bps;
+      if (got < n) {
+        std::fill(out.begin() + std::ptrdiff_t(got), out.end(), std::byte{0}); // a file cut short under us
+      }
+      return;
     }
+    // cf32 read a part at a time into this thread's buffer, then packed into the
+    // pinned one: the part's samples start at off / 8 of the chunk.
+    thread_local std::vector<cf32> stored;
+    stored.resize(n / 8);
+    const std::size_t got = src.read_raw(first, std::as_writable_bytes(std::span<cf32>(stored)));
+    std::fill(stored.begin() + std::ptrdiff_t(got), stored.end(), cf32{}); // a file cut short under us
+    const std::size_t i0 = off / 8, lbps = transport::link_bytes_per_sample(s.link);
+    transport::pack_cf32_run(stored, s.link, std::span<std::byte>(s.h_raw.data() + i0 * lbps, stored.size() * lbps),
+                             std::span<float>(s.h_scales.data() + i0 / transport::RUN_SCALE_BLOCK, transport::run_scales(stored.size())));
   });
 }
 
@@ -54,7 +72,8 @@ std::size_t slots_for(const gpu_config& gcfg, uint64_t nof_chunks)
                                         std::max<uint64_t>(nof_chunks, 1)));
 }
 
-uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, const rx_config& cfg, const gpu_config& gcfg)
+uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, transport::link_format link, const rx_config& cfg,
+                         const gpu_config& gcfg)
 {
   slots_.clear();
   const std::size_t wanted = slots_for(gcfg, nof_chunks);
@@ -67,7 +86,7 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
         // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
         const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
         WHD_CUDA_CHECK(cudaSetDevice(device));
-        slots_.push_back(std::make_unique<chunk_slot>(device, per, max_cands, type, cfg));
+        slots_.push_back(std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg));
       }
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +

@@ -69,7 +69,10 @@ struct segment {
 /// One chunk in flight on one GPU: the capture's samples as stored, the search, the
 /// locate stage and the decode, with their buffers (allocated once).
 struct chunk_slot {
-  chunk_slot(int dev, uint64_t positions, std::size_t max_candidates, datatype type, const rx_config& cfg);
+  /// `link`: how a cf32 chunk crosses (f32: as stored; half or int8: packed by the
+  /// reading threads, transport::pack_cf32_run); integer chunks cross as stored.
+  chunk_slot(int dev, uint64_t positions, std::size_t max_candidates, datatype type, transport::link_format link,
+             const rx_config& cfg);
 
   /// The samples the locate stage and the window gather read: cf32 chunks as
   /// stored (so that non-finite samples are counted), the others converted.
@@ -77,14 +80,20 @@ struct chunk_slot {
   {
     return type == datatype::cf32_le ? reinterpret_cast<const float2*>(d_raw.data()) : d_x.data();
   }
+  /// Whether the chunk crosses packed (a cf32 chunk over a half or int8 link).
+  bool packed() const noexcept { return link != transport::link_format::f32; }
 
   int device;
+  transport::link_format link; ///< f32 unless packed()
   uint64_t capacity;       ///< samples a chunk holds at most
   std::size_t max_symbols; ///< data symbols whose windows fit in a chunk
   std::size_t max_candidates;
   cuda::stream stream;
-  cuda::pinned_buffer<std::byte> h_raw;
-  cuda::device_buffer<std::byte> d_raw;
+  cuda::pinned_buffer<std::byte> h_raw;   ///< as it crosses: as stored, or packed
+  cuda::pinned_buffer<float> h_scales;    ///< packed: one scale per RUN_SCALE_BLOCK samples
+  cuda::device_buffer<std::byte> d_link;  ///< packed: h_raw's copy on the device
+  cuda::device_buffer<float> d_scales_in; ///< packed: h_scales' copy
+  cuda::device_buffer<std::byte> d_raw;   ///< as stored (packed: unpacked to cf32, marks as NaN)
   cuda::device_buffer<float2> d_x; ///< the chunk as float2 (non-finite samples as 0)
   candidate_search search;
   candidate_locator locate;
@@ -124,7 +133,8 @@ struct chunk_slot {
 /// Slots a capture of `nof_chunks` chunks runs with: streams x GPUs, or fewer.
 std::size_t slots_for(const gpu_config& gcfg, uint64_t nof_chunks);
 
-/// The chunk's samples as stored, preaded into its pinned buffer by the pool.
+/// The chunk's samples as stored, preaded into its pinned buffer by the pool
+/// (packed on the way, a megabyte at a time, when the slot is packed()).
 void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& s, host_pool& pool);
 
 /// The slots of every stream of every GPU, handed out in turn: a slot is busy from
@@ -139,7 +149,8 @@ public:
   /// are streams x GPUs or `nof_chunks`, whichever is fewer; when device or pinned
   /// memory is too short, the chunk is halved (down to 64 symbols) and gcfg.notice
   /// says so. Returns the positions per chunk it settled on.
-  uint64_t make(uint64_t positions, uint64_t nof_chunks, datatype type, const rx_config& cfg, const gpu_config& gcfg);
+  uint64_t make(uint64_t positions, uint64_t nof_chunks, datatype type, transport::link_format link, const rx_config& cfg,
+                const gpu_config& gcfg);
   bool empty() const noexcept { return slots_.empty(); }
   const std::vector<std::unique_ptr<chunk_slot>>& slots() const noexcept { return slots_; }
 

@@ -1,6 +1,7 @@
-// The GPU backend: the capture crosses the link once, as stored, in chunks; the
-// device searches every chunk for candidates, locates all of them at once (fine
-// timing, CFO, channel, header) and decodes the data symbols from the same chunk.
+// The GPU backend: the capture crosses the link once, as stored (cf32 packed when
+// gpu_config::link says half or int8), in chunks; the device searches every chunk
+// for candidates, locates all of them at once (fine timing, CFO, channel, header)
+// and decodes the data symbols from the same chunk.
 // The host reads the file, walks the candidates in order (frame_walk: which are
 // taken), lists the symbols to decode and writes the payload: no per-frame signal
 // work. See frame_locator.hpp for the three steps both backends share.
@@ -145,7 +146,7 @@ private:
     // made for: they would be halved again.)
     if (type_ != slots_type_ || ring_.empty() || ring_.slots().size() < gpu::slots_for(gcfg_, nof_chunks) ||
         (positions > slot_positions_ && positions > asked_positions_)) {
-      slot_positions_ = ring_.make(positions, nof_chunks, type_, cfg_, gcfg_);
+      slot_positions_ = ring_.make(positions, nof_chunks, type_, gcfg_.link.value_or(tr::link_format::f32), cfg_, gcfg_);
       asked_positions_ = positions;
       slots_type_ = type_;
     }
@@ -157,8 +158,8 @@ private:
     resource_use r;
     r.symbols_per_batch = std::size_t(positions_ / L);
     for (const auto& s : ring_.slots()) {
-      r.device_bytes += s->d_raw.size_bytes() + s->d_x.size_bytes() + s->d_win.size_bytes() + s->d_out.size_bytes();
-      r.pinned_bytes += s->h_raw.size_bytes() + s->h_out.size_bytes();
+      r.device_bytes += s->d_raw.size_bytes() + s->d_link.size_bytes() + s->d_x.size_bytes() + s->d_win.size_bytes() + s->d_out.size_bytes();
+      r.pinned_bytes += s->h_raw.size_bytes() + s->h_scales.size_bytes() + s->h_out.size_bytes();
     }
     for (int d = 0; d < gcfg_.nof_gpus; ++d) {
       std::size_t free = 0, total = 0;
@@ -293,9 +294,20 @@ private:
     }
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
     cudaStream_t st = s.stream.get();
-    const std::size_t bps = bytes_per_sample(type_);
-    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.data(), s.h_raw.data(), s.nof * bps, cudaMemcpyHostToDevice, st));
-    gpu::convert_to_float2(s.d_raw.data(), type_, s.nof, s.d_x.data(), nullptr, st);
+    if (s.packed()) {
+      // A cf32 chunk over a half or int8 link: unpacked to cf32 as stored (marks as
+      // NaN, which the locate stage and the gather count) and with those as 0.
+      const std::size_t lbps = tr::link_bytes_per_sample(s.link);
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_link.data(), s.h_raw.data(), s.nof * lbps, cudaMemcpyHostToDevice, st));
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_scales_in.data(), s.h_scales.data(), tr::run_scales(s.nof) * sizeof(float),
+                                     cudaMemcpyHostToDevice, st));
+      gpu::unpack_link_run(s.d_link.data(), s.d_scales_in.data(), s.link, s.nof, reinterpret_cast<float2*>(s.d_raw.data()),
+                           s.d_x.data(), st);
+    } else {
+      const std::size_t bps = bytes_per_sample(type_);
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_raw.data(), s.h_raw.data(), s.nof * bps, cudaMemcpyHostToDevice, st));
+      gpu::convert_to_float2(s.d_raw.data(), type_, s.nof, s.d_x.data(), nullptr, st);
+    }
     s.search.run(s.d_x.data(), s.first, s.nof, total, s.lo, s.hi, st);
     s.locate.run(s.located_input(type_), s.first, s.nof, total, s.search.d_candidates(),
                  reinterpret_cast<const uint32_t*>(s.search.d_count()), st); // search_count's first field

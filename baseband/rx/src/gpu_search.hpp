@@ -46,6 +46,7 @@
 
 #include <whd/baseband/profile.hpp>
 #include <whd/transport/cuda.hpp>
+#include <whd/transport/link_pack.hpp>
 #include <whd/transport/sample_types.hpp>
 
 #include <cstddef>
@@ -76,6 +77,18 @@ static_assert(std::is_trivially_copyable_v<search_count>);
 /// @throws std::invalid_argument on a misaligned pointer or an unknown type
 void convert_to_float2(const std::byte* d_raw, datatype type, std::size_t nof, float2* d_out,
                        unsigned long long* d_nof_non_finite, cudaStream_t stream);
+
+/// Unpacks a run of cf32 samples packed for the link (transport::pack_cf32_run, half
+/// or int8) into float2 on the device, twice: as they were stored (a non-finite
+/// sample's mark as NaN, for the stages that count them) and with those samples as
+/// 0 (for the search).
+/// @param[in] d_link    nof packed samples (device)
+/// @param[in] d_scales  transport::run_scales(nof) scales (device)
+/// @param[out] d_stored nof float2, marks as NaN (device)
+/// @param[out] d_zeroed nof float2, marks as 0 (device)
+/// @throws std::invalid_argument for f32 (not a packing) or a misaligned pointer
+void unpack_link_run(const std::byte* d_link, const float* d_scales, transport::link_format fmt, std::size_t nof, float2* d_stored,
+                     float2* d_zeroed, cudaStream_t stream);
 
 /// Host copy of one run's results (pinned, so that the copy is asynchronous).
 struct search_results_host {

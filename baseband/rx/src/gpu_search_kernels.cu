@@ -4,6 +4,8 @@
 // metric does not depend on that flag.
 #include "gpu_search.hpp"
 
+#include <cuda_fp16.h>
+
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -363,6 +365,44 @@ void launch_convert(const std::byte* d_raw, std::size_t nof, float2* d_out, unsi
   WHD_CUDA_CHECK_LAUNCH();
 }
 
+__device__ __forceinline__ float2 unpack(__half2 v, float scale)
+{
+  const float2 f = __half22float2(v);
+  return make_float2(f.x * scale, f.y * scale);
+}
+__device__ __forceinline__ float2 unpack(char2 v, float scale)
+{
+  return v.x == -128 ? make_float2(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000))
+                     : make_float2(float(v.x) * scale, float(v.y) * scale);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(CONVERT_THREADS) unpack_link_kernel(const T* __restrict__ in, const float* __restrict__ scales,
+                                                                      long long nof, float2* __restrict__ stored,
+                                                                      float2* __restrict__ zeroed)
+{
+  const long long stride = static_cast<long long>(gridDim.x) * CONVERT_THREADS;
+  for (long long i = static_cast<long long>(blockIdx.x) * CONVERT_THREADS + threadIdx.x; i < nof; i += stride) {
+    const float2 v = unpack(in[i], scales[i / static_cast<long long>(transport::RUN_SCALE_BLOCK)]);
+    stored[i] = v;
+    zeroed[i] = isfinite(v.x) && isfinite(v.y) ? v : make_float2(0.0f, 0.0f);
+  }
+}
+
+template <typename T>
+void launch_unpack(const std::byte* d_link, const float* d_scales, std::size_t nof, float2* d_stored, float2* d_zeroed,
+                   cudaStream_t stream)
+{
+  if (reinterpret_cast<std::uintptr_t>(d_link) % sizeof(T) != 0) {
+    throw std::invalid_argument("unpack_link_run: the samples are not aligned to their size");
+  }
+  const auto blocks = static_cast<unsigned>(
+      std::min<long long>(MAX_CONVERT_BLOCKS, (static_cast<long long>(nof) + CONVERT_THREADS - 1) / CONVERT_THREADS));
+  unpack_link_kernel<T><<<blocks, CONVERT_THREADS, 0, stream>>>(reinterpret_cast<const T*>(d_link), d_scales,
+                                                                static_cast<long long>(nof), d_stored, d_zeroed);
+  WHD_CUDA_CHECK_LAUNCH();
+}
+
 // ---------------------------------------------------------------- launchers
 
 /// Crossing words of a chunk of `samples` samples: those of the metric kernel's
@@ -397,6 +437,23 @@ void convert_to_float2(const std::byte* d_raw, datatype type, std::size_t nof, f
   case datatype::cf32_le: launch_convert<float2>(d_raw, nof, d_out, d_nof_non_finite, stream); return;
   }
   throw std::invalid_argument("convert_to_float2: unknown datatype");
+}
+
+void unpack_link_run(const std::byte* d_link, const float* d_scales, transport::link_format fmt, std::size_t nof, float2* d_stored,
+                     float2* d_zeroed, cudaStream_t stream)
+{
+  if (nof == 0) {
+    return;
+  }
+  if (d_link == nullptr || d_scales == nullptr || d_stored == nullptr || d_zeroed == nullptr) {
+    throw std::invalid_argument("unpack_link_run: null buffer");
+  }
+  switch (fmt) {
+  case transport::link_format::half: launch_unpack<__half2>(d_link, d_scales, nof, d_stored, d_zeroed, stream); return;
+  case transport::link_format::int8: launch_unpack<char2>(d_link, d_scales, nof, d_stored, d_zeroed, stream); return;
+  case transport::link_format::f32: break;
+  }
+  throw std::invalid_argument("unpack_link_run: f32 is not a packing");
 }
 
 candidate_search::candidate_search(std::size_t max_chunk_samples, std::size_t max_candidates, float detect_threshold)

@@ -49,7 +49,6 @@ made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, d
   }
   if (gpus > 0) {
     gpu_config g;
-    g.link = req.link;
     g.symbols_per_batch = req.batch;
     if (req.streams > 0) {
       g.nof_streams = req.streams;
@@ -67,14 +66,18 @@ made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, d
       notice("--gpus " + asked + ": only " + std::to_string(gpus - req.device) + " CUDA device(s) from device " +
              std::to_string(req.device) + " on; using " + std::to_string(g.nof_gpus));
     }
-    // The capture crosses as stored and the device decodes f32 windows gathered from
-    // it: the FFT's exchange is the tune cache's choice for cf32 input.
-    if (req.link && *req.link != transport::link_format::f32 && notice) {
-      notice("--link " + std::string(transport::to_string(*req.link)) + ": the GPU backend sends the capture as stored (" +
-             std::string(whd::to_string(capture_type)) + ") and decodes on the device in f32; --link has no effect");
+    // Integer captures cross as stored; cf32 as f32 unless half or int8 is asked for
+    // (auto keeps f32: the CPU backend's bits, which packing may move near ties).
+    // The device decodes f32 windows gathered from the chunk either way, so the FFT's
+    // exchange is the tune cache's choice for cf32 input.
+    const bool packs = capture_type == datatype::cf32_le;
+    if (req.link && *req.link != transport::link_format::f32 && !packs && notice) {
+      notice("--link " + std::string(transport::to_string(*req.link)) + ": " + std::string(whd::to_string(capture_type)) +
+             " samples cross as stored, exactly; --link applies to cf32 captures");
     }
+    const auto link = packs ? req.link.value_or(transport::link_format::f32) : transport::link_format::f32;
+    g.link = link;
     const auto tuned = whd::fft::load_tuned_choice();
-    const auto link = transport::link_format::f32;
     g.fft_exchange = tuned[whd::fft::input_type::cf32].exch;
     choice.backend = "gpu";
     choice.nof_gpus = g.nof_gpus;

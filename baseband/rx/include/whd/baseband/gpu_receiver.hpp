@@ -1,8 +1,9 @@
 /// @file gpu_receiver.hpp
 /// The GPU backend: the capture crosses the link once, as stored (ci8 and ci16 as
-/// integers, cf32 as f32), in chunks. On the device each chunk is searched for
-/// candidates (gpu_search.hpp), every candidate is located at once: fine timing,
-/// CFO, channel estimate, header (gpu_locate.hpp), and the data symbols of the frames
+/// integers, cf32 as f32 or packed as gpu_config::link says), in chunks. On the
+/// device each chunk is searched for candidates (gpu_search.hpp), every candidate
+/// is located at once: fine timing, CFO, channel estimate, header (gpu_locate.hpp),
+/// and the data symbols of the frames
 /// the host's walk takes are gathered from the same chunk and derotated, transformed
 /// by the project's 512-point FFT, pilot-corrected, equalised, demapped and packed
 /// into payload bytes in one fused kernel. The host reads the file, walks the
@@ -26,9 +27,12 @@ namespace whd::baseband {
 
 /// Set-up of the GPU backend.
 struct gpu_config {
-  /// Link form of the old window-packing path; the chunked receiver sends the
-  /// capture as stored and reads this only for the report (see README, open work:
-  /// half and int8 packing of cf32 chunks).
+  /// How a cf32 capture crosses the link: f32 (as stored; nullopt means f32), or
+  /// packed by the reading threads into half (4 bytes a sample) or int8 with a scale
+  /// per 1024 samples (2 bytes; transport::pack_cf32_run) and unpacked on the device.
+  /// Packed, the bits may differ from the CPU backend's where quantisation moves a
+  /// value across a decision (near ties for half). Integer captures (ci8, ci16)
+  /// always cross as stored, which loses nothing and is smaller.
   std::optional<transport::link_format> link;
   /// Chunk size in data symbols' worth of samples (SYMBOLS x 576 positions searched
   /// per chunk); 0: 2^24 positions.

@@ -1,6 +1,7 @@
 /// @file compare_bench.hpp
 /// `whd-bench compare CAPTURE`: one capture through every backend and link
-/// packing available (CPU; GPU with the f32, half and int8 links), each timed end
+/// packing available (CPU; GPU with the f32, half and int8 links for a cf32
+/// capture, one GPU row for ci8 and ci16, which cross as stored), each timed end
 /// to end (capture file opened -> payload file written, profile §8), their payload
 /// bits compared pair by pair (and with NAME.truth when it lies beside the
 /// capture), and each one's speed-up over the plain liquid-dsp chain (guard skip,
