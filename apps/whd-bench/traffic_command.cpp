@@ -51,7 +51,7 @@ int run_traffic(const std::vector<std::string>& args, const std::string& command
 {
   namespace po = boost::program_options;
   rx_bench::traffic_bench_config c;
-  std::string shapes = "long,packets,tiny,bursty", types = "ci8,cf32", backends, dir = c.dir.string(),
+  std::string shapes = "long,packets,tiny,bursty", types = "ci8,cf32", backends, links = "f32", dir = c.dir.string(),
               payload_dir = c.payload_dir.string(), rx, json, markdown;
   po::options_description desc(
       "whd-bench traffic [options]\n\n"
@@ -79,11 +79,14 @@ int run_traffic(const std::vector<std::string>& args, const std::string& command
       "Per row: the median over --repeats runs (min..max), x real time by air time (capture\n"
       "samples / 2.538 GS/s over the time) and ns per data symbol (the time over the data symbols\n"
       "decoded). Per capture: whether the GPU's frames and payload equal the CPU's (the CPU\n"
-      "backend is the reference). Exit status 1 when a run failed or the GPU differed.\n\nOptions");
+      "backend is the reference; a cf32 capture once per --links form, integer ones crossing as\n"
+      "stored). Exit status 1 when a run failed or the GPU differed over an unpacked link (f32 or\n"
+      "stored; half and int8 may move bits near a decision, shown as counts).\n\nOptions");
   desc.add_options()("help,h", "show this help")
     ("shapes", po::value(&shapes)->default_value(shapes), "shapes to run, comma-separated: long, packets, tiny, bursty")
     ("types", po::value(&types)->default_value(types), "sample types of the captures, comma-separated: ci8, ci16, cf32")
     ("backends", po::value(&backends), "comma-separated: gpu, cpu, liquid (default: gpu when a GPU is present, cpu, liquid)")
+    ("links", po::value(&links)->default_value(links), "GPU link forms for cf32 captures, comma-separated: f32, half, int8 (whd-rx --link)")
     ("repeats", po::value(&c.repeats)->default_value(c.repeats), "runs of each backend on each capture (median reported)")
     ("scale", po::value(&c.scale)->default_value(c.scale), "frame counts times this (at least one frame): 0.01 for a quick look")
     ("dir", po::value(&dir)->default_value(dir), "where the captures are made and kept (in memory by default, as in the page cache)")
@@ -116,6 +119,7 @@ int run_traffic(const std::vector<std::string>& args, const std::string& command
         c.backends->push_back(*k);
       }
     }
+    c.links = parse_links(links);
     if (c.shapes.empty() || c.types.empty() || (c.backends && c.backends->empty())) {
       throw std::invalid_argument("--shapes, --types and --backends need at least one entry each");
     }

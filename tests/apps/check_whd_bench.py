@@ -161,6 +161,7 @@ def traffic(a):
     check(j.get("benchmark") == "traffic", "benchmark is 'traffic'")
     check(os.path.realpath(j["rx"]) == os.path.realpath(a.rx), f"the default whd-rx is the build's ({j['rx']})")
     check(j["problems"] == 0 and j["gpu_vs_cpu"] == [], "no problem; no GPU comparison without a GPU row")
+    check(j["links"] == ["f32"], f"the GPU's cf32 link is f32 unless --links says more ({j['links']})")
     caps = j["captures"]
     check(len(caps) == 1 and caps[0]["frames_sent"] == 1000 and caps[0]["data_symbols_sent"] == 4000,
           f"one capture, 1000 x 4 symbols ({caps})")
@@ -198,6 +199,8 @@ def traffic(a):
           "the Markdown has both rows")
     left = [f for f in os.listdir(a.workdir) if f.startswith("whd-traffic-")]
     check(not left, f"no payload, report or stderr of whd-rx left behind ({left})")
+    bad = subprocess.run([a.bench, "traffic", "--links", "f32,f16", "--dir", os.path.join(a.workdir, "shapes")], capture_output=True, text=True)
+    check(bad.returncode != 0 and "'f16' is not f32, half or int8" in bad.stderr, f"--links names what it does not know ({bad.stderr.strip()})")
 
 
 def main():

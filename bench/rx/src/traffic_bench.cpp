@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -107,6 +108,28 @@ bool same_bytes(const std::filesystem::path& a, const std::filesystem::path& b)
   return fa.eof() && fb.eof();
 }
 
+/// Bits that differ between two files, plus 8 per byte either lacks.
+uint64_t differing_bits(const std::filesystem::path& a, const std::filesystem::path& b)
+{
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  constexpr std::size_t BLOCK = std::size_t(1) << 20;
+  std::vector<char> xa(BLOCK), xb(BLOCK);
+  uint64_t n = 0;
+  while (fa || fb) {
+    fa.read(xa.data(), std::streamsize(BLOCK));
+    fb.read(xb.data(), std::streamsize(BLOCK));
+    const auto ga = std::size_t(fa.gcount()), gb = std::size_t(fb.gcount());
+    for (std::size_t i = 0; i < std::min(ga, gb); ++i) {
+      n += uint64_t(std::popcount(unsigned(uint8_t(xa[i] ^ xb[i]))));
+    }
+    n += 8 * uint64_t(std::max(ga, gb) - std::min(ga, gb));
+    if (ga == 0 && gb == 0) {
+      break;
+    }
+  }
+  return n;
+}
+
 /// Bit errors of a payload file against a truth file, plus 8 per byte either lacks.
 uint64_t truth_bit_errors(const std::filesystem::path& payload, const std::filesystem::path& truth)
 {
@@ -127,9 +150,9 @@ uint64_t truth_bit_errors(const std::filesystem::path& payload, const std::files
 /// The files of one whd-rx run of this process, removed at scope exit.
 struct run_files {
   std::filesystem::path payload, report, err;
-  run_files(const std::filesystem::path& dir, traffic_backend b)
+  run_files(const std::filesystem::path& dir, const std::string& subject)
   {
-    const std::string stem = "whd-traffic-" + std::to_string(::getpid()) + "-" + std::string(to_string(b));
+    const std::string stem = "whd-traffic-" + std::to_string(::getpid()) + "-" + subject;
     payload = dir / (stem + ".payload");
     report = dir / (stem + ".json");
     err = dir / (stem + ".stderr");
@@ -157,10 +180,12 @@ void run_process_row(const traffic_bench_config& cfg, const traffic_capture& cap
   std::vector<double> wall;
   std::vector<std::optional<split>> splits;
   for (int rep = 0; rep < cfg.repeats; ++rep) {
-    const auto out = run_timed(cfg.rx,
-                               {cap.path, "--backend", std::string(to_string(row.backend)), "-q", "-o", files.payload.string(), "--report",
-                                files.report.string()},
-                               files.err);
+    std::vector<std::string> args{cap.path, "--backend", std::string(to_string(row.backend)), "-q", "-o", files.payload.string(), "--report",
+                                  files.report.string()};
+    if (row.link == "f32" || row.link == "half" || row.link == "int8") {
+      args.insert(args.end(), {"--link", row.link});
+    }
+    const auto out = run_timed(cfg.rx, args, files.err);
     if (!out.ok()) {
       row.error = "whd-rx " + out.describe();
       return;
@@ -257,6 +282,9 @@ void check_config(const traffic_bench_config& cfg)
   if (cfg.backends && cfg.backends->empty()) {
     throw std::invalid_argument("no backend to run");
   }
+  if (cfg.links.empty()) {
+    throw std::invalid_argument("no GPU link form for cf32 captures");
+  }
 }
 
 } // namespace
@@ -336,7 +364,7 @@ uint64_t traffic_bench_result::nof_problems() const
     n += !r.error.empty() || (r.frames_match_cpu && !*r.frames_match_cpu) ? 1 : 0;
   }
   for (const auto& a : agreement) {
-    n += a.same_frames && a.same_payload ? 0 : 1;
+    n += (a.same_frames && a.same_payload) || a.packed() ? 0 : 1;
   }
   return n;
 }
@@ -351,6 +379,7 @@ traffic_bench_result run_traffic_bench(const traffic_bench_config& cfg, const st
   r.rx = cfg.rx.string();
   r.repeats = cfg.repeats;
   r.scale = cfg.scale;
+  r.links = cfg.links;
   if (cfg.backends) {
     r.backends = *cfg.backends;
   } else {
@@ -431,63 +460,91 @@ traffic_bench_result run_traffic_bench(const traffic_bench_config& cfg, const st
     }
   }
 
-  // ---- each capture through each backend
+  // ---- each capture through each backend (the GPU once per link for cf32)
   for (const auto& cap : r.captures) {
-    std::map<traffic_backend, std::vector<frame_key>> frames;
-    std::map<traffic_backend, std::unique_ptr<run_files>> files;
-    const std::string truth = cap.path.substr(0, cap.path.size() - std::string(".sigmf-meta").size()) + ".truth";
+    struct subject {
+      traffic_backend backend;
+      std::string link;
+      std::string name() const { return std::string(to_string(backend)) + (link.empty() ? "" : "-" + link); }
+    };
+    std::vector<subject> subjects;
     for (const auto b : r.backends) {
+      if (b != traffic_backend::gpu) {
+        subjects.push_back({b, {}});
+      } else if (cap.datatype != to_string(datatype::cf32_le)) {
+        subjects.push_back({b, "stored"});
+      } else {
+        for (const auto l : cfg.links) {
+          subjects.push_back({b, std::string(transport::to_string(l))});
+        }
+      }
+    }
+    std::map<std::string, std::vector<frame_key>> frames;
+    std::map<std::string, std::unique_ptr<run_files>> files;
+    const std::string truth = cap.path.substr(0, cap.path.size() - std::string(".sigmf-meta").size()) + ".truth";
+    const std::size_t first_row = r.rows.size();
+    for (const auto& sub : subjects) {
       traffic_row row;
       row.shape = cap.shape;
       row.datatype = cap.datatype;
-      row.backend = b;
-      if (b == traffic_backend::liquid) {
-        run_liquid_row(cfg, cap, r.env.host_threads, row, frames[b]);
+      row.backend = sub.backend;
+      row.link = sub.link;
+      const std::string name = sub.name();
+      if (sub.backend == traffic_backend::liquid) {
+        run_liquid_row(cfg, cap, r.env.host_threads, row, frames[name]);
       } else {
-        files[b] = std::make_unique<run_files>(cfg.payload_dir, b);
-        run_process_row(cfg, cap, truth, *files[b], row, frames[b]);
+        files[name] = std::make_unique<run_files>(cfg.payload_dir, name);
+        run_process_row(cfg, cap, truth, *files[name], row, frames[name]);
       }
+      const std::string what = cap.shape + " " + cap.datatype + " " + name;
       if (row.error.empty()) {
         row.x_realtime_air = cap.air_s / row.time.median_s;
         row.ns_per_data_symbol = row.data_symbols ? row.time.median_s * 1e9 / double(row.data_symbols) : 0.0;
-        progress(cap.shape + " " + cap.datatype + " " + std::string(to_string(b)) + ": " + format_value("%.3f", row.time.median_s) +
-                 " s, " + format_value("%.3f", row.x_realtime_air) + "x real time (air), " + format_value("%.1f", row.ns_per_data_symbol) +
-                 " ns/data symbol");
+        progress(what + ": " + format_value("%.3f", row.time.median_s) + " s, " + format_value("%.3f", row.x_realtime_air) +
+                 "x real time (air), " + format_value("%.1f", row.ns_per_data_symbol) + " ns/data symbol");
       } else {
-        progress(cap.shape + " " + cap.datatype + " " + std::string(to_string(b)) + " FAILED: " + row.error);
+        progress(what + " FAILED: " + row.error);
       }
       r.rows.push_back(std::move(row));
     }
-    // Rows of this capture that ran: the GPU against the CPU, the plain chain's frames against the CPU's.
-    const auto ran = [&](traffic_backend b) {
-      return std::any_of(r.rows.end() - std::ptrdiff_t(r.backends.size()), r.rows.end(),
-                         [&](const traffic_row& x) { return x.backend == b && x.error.empty(); });
+    // Rows of this capture that ran: each GPU row against the CPU, the plain chain's frames against the CPU's.
+    const auto ran = [&](const subject& sub) {
+      return std::any_of(r.rows.begin() + std::ptrdiff_t(first_row), r.rows.end(), [&](const traffic_row& x) {
+        return x.backend == sub.backend && x.link == sub.link && x.error.empty();
+      });
     };
-    if (ran(traffic_backend::cpu)) {
-      const auto& fc = frames[traffic_backend::cpu];
-      for (auto it = r.rows.end() - std::ptrdiff_t(r.backends.size()); it != r.rows.end(); ++it) {
-        if (it->backend == traffic_backend::liquid) {
-          it->frames_match_cpu = frames[traffic_backend::liquid] == fc;
-        }
+    const subject cpu{traffic_backend::cpu, {}};
+    if (!ran(cpu)) {
+      continue;
+    }
+    const auto& fc = frames[cpu.name()];
+    for (auto it = r.rows.begin() + std::ptrdiff_t(first_row); it != r.rows.end(); ++it) {
+      if (it->backend == traffic_backend::liquid) {
+        it->frames_match_cpu = frames[subject{traffic_backend::liquid, {}}.name()] == fc;
       }
-      if (ran(traffic_backend::gpu)) {
-        const auto& fg = frames[traffic_backend::gpu];
-        traffic_agreement a;
-        a.shape = cap.shape;
-        a.datatype = cap.datatype;
-        a.frames_gpu = fg.size();
-        a.frames_cpu = fc.size();
-        a.same_frames = fg == fc;
-        const std::size_t n = std::min(fg.size(), fc.size());
-        a.differing_frames = uint64_t(std::max(fg.size(), fc.size()) - n);
-        for (std::size_t i = 0; i < n; ++i) {
-          a.differing_frames += fg[i] == fc[i] ? 0 : 1;
-        }
-        a.same_payload = same_bytes(files[traffic_backend::gpu]->payload, files[traffic_backend::cpu]->payload);
-        progress(cap.shape + " " + cap.datatype + ": GPU = CPU frames " + (a.same_frames ? "yes" : "NO") + ", payload " +
-                 (a.same_payload ? "yes" : "NO"));
-        r.agreement.push_back(a);
+    }
+    for (const auto& sub : subjects) {
+      if (sub.backend != traffic_backend::gpu || !ran(sub)) {
+        continue;
       }
+      const auto& fg = frames[sub.name()];
+      traffic_agreement a;
+      a.shape = cap.shape;
+      a.datatype = cap.datatype;
+      a.link = sub.link;
+      a.frames_gpu = fg.size();
+      a.frames_cpu = fc.size();
+      a.same_frames = fg == fc;
+      const std::size_t n = std::min(fg.size(), fc.size());
+      a.differing_frames = uint64_t(std::max(fg.size(), fc.size()) - n);
+      for (std::size_t i = 0; i < n; ++i) {
+        a.differing_frames += fg[i] == fc[i] ? 0 : 1;
+      }
+      a.same_payload = same_bytes(files[sub.name()]->payload, files[cpu.name()]->payload);
+      a.differing_bits = a.same_payload ? 0 : differing_bits(files[sub.name()]->payload, files[cpu.name()]->payload);
+      progress(cap.shape + " " + cap.datatype + " (" + sub.link + "): GPU = CPU frames " + (a.same_frames ? "yes" : "NO") + ", payload " +
+               (a.same_payload ? "yes" : "NO, " + std::to_string(a.differing_bits) + " bits differ"));
+      r.agreement.push_back(a);
     }
   }
   return r;
@@ -517,6 +574,10 @@ std::string to_json(const traffic_bench_result& r)
   for (const auto b : r.backends) {
     j["backends"].push_back(to_string(b));
   }
+  j["links"] = json::array();
+  for (const auto l : r.links) {
+    j["links"].push_back(transport::to_string(l));
+  }
   j["captures"] = json::array();
   for (const auto& c : r.captures) {
     j["captures"].push_back({{"shape", c.shape},
@@ -534,6 +595,9 @@ std::string to_json(const traffic_bench_result& r)
   for (const auto& row : r.rows) {
     json o{{"shape", row.shape}, {"datatype", row.datatype}, {"backend", to_string(row.backend)},
            {"region", row.backend == traffic_backend::liquid ? "located frames only" : "whole process"}};
+    if (!row.link.empty()) {
+      o["link"] = row.link;
+    }
     if (!row.error.empty()) {
       o["error"] = row.error;
       j["rows"].push_back(o);
@@ -562,6 +626,8 @@ std::string to_json(const traffic_bench_result& r)
   for (const auto& a : r.agreement) {
     j["gpu_vs_cpu"].push_back({{"shape", a.shape},
                                {"datatype", a.datatype},
+                               {"link", a.link},
+                               {"differing_bits", a.differing_bits},
                                {"frames_gpu", a.frames_gpu},
                                {"frames_cpu", a.frames_cpu},
                                {"differing_frames", a.differing_frames},
@@ -595,7 +661,7 @@ std::string to_markdown(const traffic_bench_result& r)
   o << "\n| shape | type | backend | region | frames | data symbols | time [s] | min..max [s] | x real time (air) | ns / data "
        "symbol | report: setup / decode [s] | payload = truth |\n|---|---|---|---|---:|---:|---:|---|---:|---:|---|---|\n";
   for (const auto& row : r.rows) {
-    const std::string b(to_string(row.backend));
+    const std::string b = std::string(to_string(row.backend)) + (row.link.empty() ? "" : " (" + row.link + ")");
     const bool liquid = row.backend == traffic_backend::liquid;
     if (!row.error.empty()) {
       o << "| " << row.shape << " | " << row.datatype << " | " << b << " | " << (liquid ? "located frames" : "whole process")
@@ -620,17 +686,20 @@ std::string to_markdown(const traffic_bench_result& r)
     o << buf;
   }
   if (!r.agreement.empty()) {
-    o << "\nGPU = CPU (the CPU backend is the reference; frames: start, mod, nd, seq, symbols, truncated):\n\n"
-         "| shape | type | GPU frames | CPU frames | differing frames | same frames | same payload |\n|---|---|---:|---:|---:|---|---|\n";
+    o << "\nGPU = CPU (the CPU backend is the reference; frames: start, mod, nd, seq, symbols, truncated; a packed link,\n"
+         "half or int8, may move bits near a decision):\n\n"
+         "| shape | type | GPU link | GPU frames | CPU frames | differing frames | same frames | same payload |\n"
+         "|---|---|---|---:|---:|---:|---|---|\n";
     for (const auto& a : r.agreement) {
-      o << "| " << a.shape << " | " << a.datatype << " | " << a.frames_gpu << " | " << a.frames_cpu << " | " << a.differing_frames
-        << " | " << (a.same_frames ? "yes" : "**no**") << " | " << (a.same_payload ? "yes" : "**no**") << " |\n";
+      const std::string payload = a.same_payload ? "yes" : (a.packed() ? "" : "**no**, ") + std::to_string(a.differing_bits) + " bits differ";
+      o << "| " << a.shape << " | " << a.datatype << " | " << a.link << " | " << a.frames_gpu << " | " << a.frames_cpu << " | "
+        << a.differing_frames << " | " << (a.same_frames ? "yes" : (a.packed() ? "no" : "**no**")) << " | " << payload << " |\n";
     }
   }
   bool notes = false;
   for (const auto& row : r.rows) {
     if (!row.error.empty() || (row.frames_match_cpu && !*row.frames_match_cpu)) {
-      o << (notes ? "" : "\n") << "- " << row.shape << " " << row.datatype << " " << to_string(row.backend) << ": "
+      o << (notes ? "" : "\n") << "- " << row.shape << " " << row.datatype << " " << to_string(row.backend) << (row.link.empty() ? "" : " " + row.link) << ": "
         << (row.error.empty() ? "its located frames differ from the CPU backend's" : "failed: " + row.error) << "\n";
       notes = true;
     }

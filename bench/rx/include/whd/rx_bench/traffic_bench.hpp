@@ -14,6 +14,7 @@
 
 #include <whd/baseband/profile.hpp>
 #include <whd/rx_bench/bench_env.hpp>
+#include <whd/transport/link_pack.hpp>
 #include <whd/transport/sample_types.hpp>
 
 #include <cstdint>
@@ -62,6 +63,9 @@ struct traffic_bench_config {
   std::vector<datatype> types{datatype::ci8, datatype::cf32_le};
   /// Backends in the order run; nullopt: gpu when a GPU is present, then cpu and liquid.
   std::optional<std::vector<traffic_backend>> backends;
+  /// Link forms the GPU backend runs a cf32 capture with, a row each (whd-rx --link);
+  /// integer captures cross as stored: one GPU row.
+  std::vector<transport::link_format> links{transport::link_format::f32};
   int repeats = 3;                                  ///< runs of each backend (median reported)
   double scale = 1.0;                               ///< frame counts scaled by this (at least one frame)
   std::filesystem::path dir = "/dev/shm/whd-shapes"; ///< the captures, made when missing, kept
@@ -74,6 +78,8 @@ struct traffic_bench_config {
 struct traffic_row {
   std::string shape, datatype;
   traffic_backend backend = traffic_backend::cpu;
+  /// gpu: how the capture crossed ("stored" for ci8 and ci16; f32, half or int8 for cf32); else empty.
+  std::string link;
   std::string error;          ///< non-empty: the run failed (what whd-rx said); no figures
   timing_summary time;        ///< whole process (gpu, cpu) or the chain over the located frames (liquid)
   double x_realtime_air = 0.0;      ///< air seconds over time.median_s
@@ -94,10 +100,15 @@ struct traffic_row {
 /// The GPU's decode against the CPU's (the reference) on one capture.
 struct traffic_agreement {
   std::string shape, datatype;
+  std::string link; ///< the GPU row's (traffic_row::link)
   uint64_t frames_gpu = 0, frames_cpu = 0;
   uint64_t differing_frames = 0; ///< frames at the same index that differ, plus the count difference
   bool same_frames = false;      ///< start, mod, nd, seq, symbols, truncated of every frame
   bool same_payload = false;     ///< the payload files are byte for byte equal
+  uint64_t differing_bits = 0;   ///< payload bits that differ (8 a byte either lacks)
+  /// Packed (half, int8): quantisation may move values near a decision, so bits may
+  /// differ; shown, not counted as a problem.
+  bool packed() const noexcept { return link == "half" || link == "int8"; }
 };
 
 /// One capture of a shape.
@@ -118,11 +129,12 @@ struct traffic_bench_result {
   int repeats = 0;
   double scale = 1.0;
   std::vector<traffic_backend> backends;
+  std::vector<transport::link_format> links; ///< the GPU's for cf32 captures
   std::vector<traffic_capture> captures;
   std::vector<traffic_row> rows;
   std::vector<traffic_agreement> agreement;
   /// Rows that failed, plain-chain frames that are not the CPU backend's, and GPU/CPU
-  /// comparisons that found a difference.
+  /// comparisons that found a difference (on a link that crosses unpacked).
   uint64_t nof_problems() const;
 };
 
