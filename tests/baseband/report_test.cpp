@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 namespace bb = whd::baseband;
@@ -110,6 +112,28 @@ TEST(write_report, writes_the_text_of_dump_report_as_it_is_made)
     std::fclose(f);
     EXPECT_EQ(text, bb::dump_report(bb::make_report(input(), res, t, std::nullopt, false), res.frames, indent) + "\n") << indent;
     EXPECT_GT(text.size(), std::size_t(8) << 20);
+  }
+  // A file opened for appending (where writes at offsets would append) and a file
+  // written after text of its own: the report follows what was there.
+  for (const char* mode : {"a", "w"}) {
+    char name[] = "/tmp/whd-report-test-XXXXXX";
+    const int fd = ::mkstemp(name);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    std::FILE* f = std::fopen(name, mode);
+    ASSERT_NE(f, nullptr);
+    std::fputs("before\n", f);
+    ASSERT_TRUE(bb::write_report(f, bb::make_report(input(), res, t, std::nullopt, false), res.frames, 2));
+    std::fclose(f);
+    std::string text;
+    std::FILE* in = std::fopen(name, "r");
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;) {
+      text.append(buf, n);
+    }
+    std::fclose(in);
+    std::remove(name);
+    EXPECT_EQ(text, "before\n" + bb::dump_report(bb::make_report(input(), res, t, std::nullopt, false), res.frames, 2) + "\n") << mode;
   }
   // A file that takes nothing: false, not a report cut short in silence.
   if (std::FILE* full = std::fopen("/dev/full", "w")) {
