@@ -87,6 +87,7 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
         at += n;
       }
       EXPECT_EQ(sink.size(), bytes.size());
+      EXPECT_EQ(sink.method(), method) << "the file took the way asked for to the end (a refused mapping falls back to pwrite)";
       sink.close();
     }
     EXPECT_EQ(read_all(path), bytes) << threads << " threads, " << bb::to_string(method);
