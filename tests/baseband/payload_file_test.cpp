@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 namespace bb = whd::baseband;
@@ -36,9 +38,13 @@ std::string thrown(F&& f)
   return "";
 }
 
+/// A file of this process's own in the test folder: two test runs at once (two build
+/// trees) must not write each other's files.
+fs::path temp_file(const std::string& name) { return fs::path(testing::TempDir()) / (std::to_string(::getpid()) + "-" + name); }
+
 TEST(payload_file_sink, pieces_of_every_size_come_back_whole)
 {
-  const fs::path path = fs::path(testing::TempDir()) / "payload_file_sink_pieces.bin";
+  const fs::path path = temp_file("payload_file_sink_pieces.bin");
   std::mt19937 g(4100);
   std::vector<uint8_t> bytes(3 << 20);
   for (auto& b : bytes) {
@@ -63,7 +69,7 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
 {
   // Writes from PARALLEL_FROM on go out in pieces at their offsets, several threads
   // at once; small ones between them are buffered: the file must be the bytes in order.
-  const fs::path path = fs::path(testing::TempDir()) / "payload_file_sink_parallel.bin";
+  const fs::path path = temp_file("payload_file_sink_parallel.bin");
   std::mt19937 g(4101);
   std::vector<uint8_t> bytes(40 << 20);
   for (auto& b : bytes) {
@@ -98,7 +104,7 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
 TEST(payload_file_sink, maps_files_in_memory_and_writes_others)
 {
   // The automatic choice is by file system: tmpfs (/dev/shm) is mapped.
-  const fs::path shm = "/dev/shm/payload_file_sink_auto.bin";
+  const fs::path shm = "/dev/shm/payload_file_sink_auto-" + std::to_string(::getpid()) + ".bin";
   if (!fs::is_directory("/dev/shm")) {
     GTEST_SKIP() << "no /dev/shm here";
   }
@@ -135,7 +141,7 @@ TEST(payload_file_sink, a_full_disk_is_heard_at_the_latest_on_close)
 
 TEST(payload_file_sink, writing_after_close_is_an_error)
 {
-  const fs::path path = fs::path(testing::TempDir()) / "payload_file_sink_closed.bin";
+  const fs::path path = temp_file("payload_file_sink_closed.bin");
   bb::payload_file_sink sink(path.string());
   sink.close();
   const std::vector<uint8_t> bytes(8, 1);
