@@ -375,9 +375,6 @@ int run(const options& o)
   std::unique_ptr<bb::payload_file_sink> file;
   if (!o.payload.empty()) {
     file = std::make_unique<bb::payload_file_sink>(o.payload, 0, *bb::parse_payload_write(o.payload_write));
-    // While CUDA starts: pages for the payload's start (each data symbol takes 576
-    // samples and gives at most 168 bytes; what is not written is cut at close).
-    file->prepare(info.nof_samples / whd::profile::SYMBOL_LEN * uint64_t(whd::profile::MAX_BYTES_PER_SYMBOL));
   }
   bb::tee_sink sink(file.get(), checker.get());
   std::unique_ptr<bb::payload_file_sink> llr_file;
@@ -443,9 +440,6 @@ int run(const options& o)
     log->debug("stage {}: {:.3f} s", stage, sec);
   }
   log->debug("after the run: report written in {:.3f} s (not in its timing)", report_seconds);
-  if (file) {
-    log->debug("payload: {:.0f} MB of the file's pages made while the receiver set up", double(file->prepared()) / 1e6);
-  }
   const auto& m = result.resources;
   log->info("memory: peak RSS {:.0f} MiB; {} symbols per batch{}", double(m.peak_rss_bytes) / 1048576.0, m.symbols_per_batch,
             m.device_bytes == 0 ? std::string()

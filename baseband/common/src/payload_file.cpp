@@ -1,11 +1,9 @@
 #include <whd/baseband/rx_types.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <exception>
-#include <memory>
 #include <fcntl.h>
 #include <stdexcept>
 #include <sys/mman.h>
@@ -26,13 +24,6 @@ constexpr std::size_t MIN_PIECE = std::size_t(256) << 10;
 /// The file grows ahead of the writes by at least this, at most by MAX_GROWTH.
 constexpr uint64_t MIN_GROWTH = uint64_t(64) << 20;
 constexpr uint64_t MAX_GROWTH = uint64_t(1) << 30;
-/// Bytes one prepare() step populates.
-constexpr std::size_t PREPARE_STEP = std::size_t(32) << 20;
-/// Threads prepare() populates with.
-constexpr unsigned PREPARE_THREADS = 4;
-#ifndef MADV_POPULATE_WRITE
-constexpr int MADV_POPULATE_WRITE = 23; // Linux 5.14; older C libraries lack the name
-#endif
 /// statfs's f_type of tmpfs (linux/magic.h).
 constexpr long TMPFS_MAGIC = 0x01021994;
 
@@ -70,7 +61,6 @@ payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threa
 
 payload_file_sink::~payload_file_sink()
 {
-  stop_preparing();
   if (fd_ >= 0 && owns_fd_) {
     ::close(fd_); // an error here has nowhere to go: close() is how it is heard
   }
@@ -140,63 +130,11 @@ void payload_file_sink::reserve(uint64_t end)
   reserved_ = want;
 }
 
-void payload_file_sink::prepare(uint64_t bound)
-{
-  if (fd_ < 0 || !positioned_ || method_ != payload_write::map || bound == 0 || prepare_map_ != nullptr || offset_ != 0 ||
-      !buffer_.empty()) {
-    return;
-  }
-  try {
-    reserve(bound); // sparse, the free space checked
-  } catch (const std::runtime_error&) {
-    return; // the writes will say so if the payload itself does not fit
-  }
-  prepare_len_ = std::size_t(bound);
-  void* map = ::mmap(nullptr, prepare_len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (map == MAP_FAILED) {
-    prepare_len_ = 0;
-    return;
-  }
-  prepare_map_ = map;
-  auto next = std::make_shared<std::atomic<std::size_t>>(0);
-  for (unsigned t = 0; t < PREPARE_THREADS; ++t) {
-    preparers_.emplace_back([this, next] {
-      for (;;) {
-        const std::size_t off = next->fetch_add(PREPARE_STEP);
-        if (off >= prepare_len_ || stop_preparing_.load(std::memory_order_relaxed)) {
-          return;
-        }
-        const std::size_t len = std::min(PREPARE_STEP, prepare_len_ - off);
-        // Faults the pages in for writing without changing what they hold: the
-        // writer may already be copying into them.
-        if (::madvise(static_cast<uint8_t*>(prepare_map_) + off, len, MADV_POPULATE_WRITE) != 0) {
-          stop_preparing_ = true;
-          return;
-        }
-        prepared_ += len;
-      }
-    });
-  }
-}
-
-void payload_file_sink::stop_preparing()
-{
-  stop_preparing_ = true;
-  preparers_.clear(); // joins
-  if (prepare_map_ != nullptr) {
-    ::munmap(prepare_map_, prepare_len_);
-    prepare_map_ = nullptr;
-  }
-}
-
 void payload_file_sink::write(std::span<const uint8_t> bytes)
 {
   if (fd_ < 0) {
     throw std::runtime_error("payload file '" + path_ + "' written after it was closed");
   }
-  // The receiver's first write: what prepare() made so far serves; its threads stop
-  // after their step (not joined here) so as not to take the kernel from the writes.
-  stop_preparing_.store(true, std::memory_order_relaxed);
   if (bytes.size() < PARALLEL_FROM || !positioned_) {
     if (buffer_.size() + bytes.size() > BUFFER_BYTES) {
       flush();
@@ -254,7 +192,6 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
 
 void payload_file_sink::close()
 {
-  stop_preparing();
   if (fd_ < 0) {
     return;
   }

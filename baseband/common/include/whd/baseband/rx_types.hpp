@@ -14,7 +14,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -256,16 +255,6 @@ public:
   /// A regular file, written at offsets; false for a pipe, a terminal or a device,
   /// written in order (the method then does not apply).
   bool positioned() const noexcept { return positioned_; }
-  /// Pages for the payload's first bytes, made while the receiver sets up (CUDA's
-  /// start leaves the host idle for 0.2-0.4 s): with the mapping (tmpfs) a few threads
-  /// fault in up to `bound` bytes of the file from its start, as writes would, until
-  /// the first write arrives; the file is cut back to what was written at close. The
-  /// kernel's page allocation is what bounds writing a new tmpfs file. Does nothing
-  /// for pwrite, a pipe, or where the kernel cannot populate a mapping
-  /// (MADV_POPULATE_WRITE, Linux 5.14) or the file system lacks the space.
-  void prepare(uint64_t bound);
-  /// Bytes prepare() made ready (after close(), or once the first write stopped it).
-  uint64_t prepared() const noexcept { return prepared_.load(); }
 
 private:
   void flush();
@@ -286,13 +275,6 @@ private:
   uint64_t offset_ = 0;   ///< bytes handed to the file so far
   uint64_t reserved_ = 0; ///< bytes the file was grown to ahead of the writes (cut back at close)
   std::vector<uint8_t> buffer_;
-  // prepare(): its mapping, threads, the flag that stops them and what they made.
-  void* prepare_map_ = nullptr;
-  std::size_t prepare_len_ = 0;
-  std::vector<std::jthread> preparers_;
-  std::atomic<bool> stop_preparing_{false};
-  std::atomic<uint64_t> prepared_{0};
-  void stop_preparing();
 };
 
 /// Progress callback: samples consumed so far, total samples.
