@@ -121,7 +121,7 @@ struct scan_counts {
 
 /// Scans nof_pos positions of `r` both ways and judges every position against the
 /// exact metric (see the file's comment); the first wrong position is reported.
-scan_counts expect_exact_scan(std::span<const cf32> r, std::size_t nof_pos, float threshold, const std::string& what)
+scan_counts expect_exact_scan(std::span<const cf32> r, whd::datatype type, std::size_t nof_pos, float threshold, const std::string& what)
 {
   const std::size_t nof = bb::block_scan::nof_samples(nof_pos);
   EXPECT_GE(r.size(), nof) << what;
@@ -129,7 +129,7 @@ scan_counts expect_exact_scan(std::span<const cf32> r, std::size_t nof_pos, floa
   std::vector<double> m_int(nof_pos), m_ord(nof_pos);
   std::vector<uint8_t> c_int(nof_pos), c_ord(nof_pos);
   std::copy_n(r.begin(), nof, scan.samples().begin());
-  scan.integer(nof_pos, threshold, m_int.data(), c_int.data());
+  scan.integer(type, nof_pos, threshold, m_int.data(), c_int.data());
   std::copy_n(r.begin(), nof, scan.samples().begin());
   scan.in_order(nof_pos, threshold, m_ord.data(), c_ord.data());
   const std::vector<double> m = exact_metrics(r, nof_pos);
@@ -254,7 +254,10 @@ TEST(block_scan, integer_scan_gives_the_exact_metric_wherever_it_does_not_clear)
   for (const auto& s : signals) {
     scan_counts at_default, at_high;
     for (const float thr : THRESHOLDS) {
-      const auto c = expect_exact_scan(s.samples, BLOCK, thr, s.name);
+      const auto c = expect_exact_scan(s.samples, s.type, BLOCK, thr, s.name);
+      if (s.type == whd::datatype::ci8) { // ci8 values are ci16 ones too: the other chunk sums
+        expect_exact_scan(s.samples, whd::datatype::ci16_le, BLOCK, thr, s.name + " as ci16");
+      }
       if (thr == 0.4f) {
         at_default = c;
       }
@@ -275,7 +278,7 @@ TEST(block_scan, integer_scan_gives_the_exact_metric_wherever_it_does_not_clear)
     for (const double v : {below, above}) {
       const float f = float(v);
       for (const float thr : {std::nextafter(f, 0.0f), f, std::nextafter(f, 1.0f)}) {
-        expect_exact_scan(s.samples, BLOCK, thr, s.name + " (threshold next to a metric)");
+        expect_exact_scan(s.samples, s.type, BLOCK, thr, s.name + " (threshold next to a metric)");
       }
     }
     std::cout << s.name << ": at 0.4, " << at_default.crossings << " crossings, " << at_default.cleared << " positions cleared, "
@@ -310,7 +313,7 @@ TEST(block_scan, short_blocks_read_no_sample_past_their_windows)
     for (const std::size_t nof_pos : {std::size_t(1), std::size_t(2), std::size_t(63), std::size_t(64), std::size_t(65), std::size_t(1000),
                                       BLOCK - 1}) {
       for (const float thr : THRESHOLDS) {
-        expect_exact_scan(s.samples, nof_pos, thr, s.name);
+        expect_exact_scan(s.samples, s.type, nof_pos, thr, s.name);
       }
     }
   }
@@ -386,7 +389,7 @@ TEST(block_scan, generator_captures_scan_exactly)
         scan_counts total;
         for (uint64_t base = 0; base < npos; base += BLOCK) {
           const auto nof_pos = std::size_t(std::min<uint64_t>(BLOCK, npos - base));
-          const auto c = expect_exact_scan(std::span<const cf32>(samples).subspan(std::size_t(base)), nof_pos, 0.4f, what);
+          const auto c = expect_exact_scan(std::span<const cf32>(samples).subspan(std::size_t(base)), type, nof_pos, 0.4f, what);
           total.cleared += c.cleared;
           total.computed += c.computed;
           total.crossings += c.crossings;

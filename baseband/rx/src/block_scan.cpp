@@ -69,6 +69,79 @@ __attribute__((target_clones("avx2", "default"))) void chunk_sums(const cf32* r,
   }
 }
 
+typedef float f32x8 __attribute__((vector_size(8 * sizeof(float))));
+typedef int32_t i32x8 __attribute__((vector_size(8 * sizeof(int32_t))));
+
+/// chunk_sums for samples of magnitude at most 2^7 (ci8), in float: every product
+/// is an integer of at most 2^14 and every sum of a chunk's at most 2^22 < 2^24, so
+/// float is exact too, and holds twice the lanes without widening (which GCC splits
+/// into halves for the vectors of chunk_sums).
+__attribute__((target_clones("avx2", "default"))) void chunk_sums_small(const cf32* r, std::size_t nof_chunks, double* c_re, double* c_im,
+                                                                        double* c_e)
+{
+  const auto* f = reinterpret_cast<const float*>(r);
+  const i32x8 swap = {1, 0, 3, 2, 5, 4, 7, 6};
+  for (std::size_t c = 0; c < nof_chunks; ++c) {
+    const float* a_at = f + 2 * c * RUN;
+    const float* b_at = a_at + 2 * L;
+    // Four samples a vector; two vectors a step for independent additions.
+    f32x8 re[2] = {}, im[2] = {}, e[2] = {};
+    for (std::size_t i = 0; i < 2 * RUN; i += 16) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        f32x8 a, b;
+        std::memcpy(&a, a_at + i + 8 * k, sizeof a);
+        std::memcpy(&b, b_at + i + 8 * k, sizeof b);
+        re[k] += a * b;
+        im[k] += a * __builtin_shuffle(b, swap);
+        e[k] += a * a;
+      }
+    }
+    const f32x8 sre = re[0] + re[1], sim = im[0] + im[1], se = e[0] + e[1];
+    c_re[c] = double(((sre[0] + sre[1]) + (sre[2] + sre[3])) + ((sre[4] + sre[5]) + (sre[6] + sre[7])));
+    c_im[c] = double(((sim[0] + sim[2]) + (sim[4] + sim[6])) - ((sim[1] + sim[3]) + (sim[5] + sim[7])));
+    c_e[c] = double(((se[0] + se[1]) + (se[2] + se[3])) + ((se[4] + se[5]) + (se[6] + se[7])));
+  }
+}
+
+/// What the sums of P, R1 and R2 add from position n to n + 1, j = n - n0 < nof, of
+/// integer samples r[j] = sample n0 + j (exact). Built for AVX2 as well, where it
+/// vectorises.
+__attribute__((target_clones("avx2", "default"))) void slide_terms(const cf32* r, std::size_t nof, double* d_re, double* d_im, double* d_r1,
+                                                                   double* d_r2)
+{
+  const auto* f = reinterpret_cast<const float*>(r);
+  for (std::size_t j = 0; j < nof; ++j) {
+    const double ar = f[2 * j], ai = f[2 * j + 1];                                 // leaves P and R1
+    const double br = f[2 * (j + L)], bi = f[2 * (j + L) + 1];                     // leaves P and R2
+    const double cr = f[2 * (j + W)], ci = f[2 * (j + W) + 1];                     // enters P and R1
+    const double dr = f[2 * (j + W + L)], di = f[2 * (j + W + L) + 1];             // enters P and R2
+    d_re[j] = (cr * dr + ci * di) - (ar * br + ai * bi);
+    d_im[j] = (cr * di - ci * dr) - (ar * bi - ai * br);
+    d_r1[j] = (cr * cr + ci * ci) - (ar * ar + ai * ai);
+    d_r2[j] = (dr * dr + di * di) - (br * br + bi * bi);
+  }
+}
+
+/// M and the crossings of nof positions from their window sums, as every backend
+/// computes M (sync.hpp: den > 0 ? (pre^2 + pim^2) / den : 0, den = R1 R2), for
+/// integer sums: den is 0 or at least 1. Without a branch or a select on a
+/// comparison, so that the loop vectorises (built for AVX2 as well; GCC does not
+/// if-convert a select on a comparison that may trap): with some = 1 where den >= 1
+/// and 0 where den is 0, the quotient is taken by den + (1 - some), which is den
+/// exactly or 1 (no lane divides by 0), and multiplied by some: the quotient exactly,
+/// or +0 as the branch gives.
+__attribute__((target_clones("avx2", "default"))) void run_metrics(const double* pre, const double* pim, const double* r1, const double* r2,
+                                                                   std::size_t nof, double thr, double* m, uint8_t* cross)
+{
+  for (std::size_t j = 0; j < nof; ++j) {
+    const double den = r1[j] * r2[j];
+    const double some = double(int64_t(den >= 1.0));
+    const double q = (pre[j] * pre[j] + pim[j] * pim[j]) / (den + (1.0 - some));
+    m[j] = q * some;
+    cross[j] = uint8_t(m[j] > thr);
+  }
+}
+
 /// M as every backend computes it from the window sums (sync.hpp).
 inline double metric(double pre, double pim, double r1, double r2)
 {
@@ -128,7 +201,7 @@ void block_scan::in_order(std::size_t nof_pos, float threshold, double* m, uint8
   }
 }
 
-void block_scan::integer(std::size_t nof_pos, float threshold, double* m, uint8_t* cross)
+void block_scan::integer(datatype type, std::size_t nof_pos, float threshold, double* m, uint8_t* cross)
 {
   // Chunk c holds samples [c RUN, (c + 1) RUN); run k holds positions [k RUN, (k + 1) RUN),
   // whose windows start in chunk k (P, R1) and k + L_CHUNKS (R2). The bound of run k reads
@@ -141,7 +214,11 @@ void block_scan::integer(std::size_t nof_pos, float threshold, double* m, uint8_
   double* c_re = sp_re_.data();
   double* c_im = sp_im_.data();
   double* c_e = se_.data();
-  chunk_sums(buf, nof_chunks, c_re, c_im, c_e);
+  if (type == datatype::ci8) {
+    chunk_sums_small(buf, nof_chunks, c_re, c_im, c_e);
+  } else {
+    chunk_sums(buf, nof_chunks, c_re, c_im, c_e);
+  }
 
   const double thr = double(threshold);
   const double half_thr = 0.5 * thr;
@@ -181,18 +258,21 @@ void block_scan::integer(std::size_t nof_pos, float threshold, double* m, uint8_
       }
     }
     // Every position of the run: its window sums slid one sample at a time, exact.
-    for (std::size_t n = n0; n < n1; ++n) {
-      m[n] = metric(pre, pim, r1, r2);
-      cross[n] = m[n] > thr ? 1 : 0;
-      const double ar = buf[n].real(), ai = buf[n].imag();                 // leaves P and R1
-      const double br = buf[n + L].real(), bi = buf[n + L].imag();         // leaves P and R2
-      const double cr = buf[n + W].real(), ci = buf[n + W].imag();         // enters P and R1
-      const double dr = buf[n + W + L].real(), di = buf[n + W + L].imag(); // enters P and R2
-      pre += (cr * dr + ci * di) - (ar * br + ai * bi);
-      pim += (cr * di - ci * dr) - (ar * bi - ai * br);
-      r1 += (cr * cr + ci * ci) - (ar * ar + ai * ai);
-      r2 += (dr * dr + di * di) - (br * br + bi * bi);
+    const std::size_t nof = n1 - n0;
+    run_sums& d = steps_;
+    run_sums& at = sums_;
+    slide_terms(buf + n0, nof, d.re, d.im, d.r1, d.r2);
+    at.re[0] = pre;
+    at.im[0] = pim;
+    at.r1[0] = r1;
+    at.r2[0] = r2;
+    for (std::size_t j = 1; j < nof; ++j) {
+      at.re[j] = at.re[j - 1] + d.re[j - 1];
+      at.im[j] = at.im[j - 1] + d.im[j - 1];
+      at.r1[j] = at.r1[j - 1] + d.r1[j - 1];
+      at.r2[j] = at.r2[j - 1] + d.r2[j - 1];
     }
+    run_metrics(at.re, at.im, at.r1, at.r2, nof, thr, m + n0, cross + n0);
   }
 }
 

@@ -52,14 +52,22 @@ public:
   /// @param[out] cross     nof_pos crossings, 1 or 0
   void in_order(std::size_t nof_pos, float threshold, double* m, uint8_t* cross);
 
-  /// As in_order, for samples that are all integers (ci8, ci16) of magnitude at most
-  /// 2^15: the same crossings, and the same M wherever either crosses.
-  void integer(std::size_t nof_pos, float threshold, double* m, uint8_t* cross);
+  /// As in_order, for samples that are all integers: the same crossings, and the
+  /// same M wherever either crosses.
+  /// @param[in] type  how they were stored: ci8 (magnitudes at most 2^7) or ci16_le
+  ///                  (at most 2^15)
+  void integer(datatype type, std::size_t nof_pos, float threshold, double* m, uint8_t* cross);
 
 private:
+  /// Four sums (or their steps) for each position of a run.
+  struct run_sums {
+    double re[RUN], im[RUN], r1[RUN], r2[RUN];
+  };
+
   std::size_t max_pos_;
   std::vector<cf32> buf_;
   std::vector<double> sp_re_, sp_im_, se_; ///< in_order: prefix sums; integer: chunk sums
+  run_sums steps_{}, sums_{};               ///< integer: a run's window sums and what they add
 };
 
 } // namespace whd::baseband

@@ -121,7 +121,7 @@ void candidate_search::scan_block(const transport::sample_source& src, uint64_t 
   // whatever the order of its additions: the scan that sums chunks and clears runs
   // from a bound on them. Other samples are summed in order, one after the other.
   if (integer) {
-    w.scan.integer(nof_pos, cfg_.detect_threshold, m, cross);
+    w.scan.integer(src.type(), nof_pos, cfg_.detect_threshold, m, cross);
   } else {
     w.scan.in_order(nof_pos, cfg_.detect_threshold, m, cross);
   }
