@@ -1,5 +1,6 @@
 #include <whd/baseband/sync.hpp>
 
+#include "block_scan.hpp"
 #include "cycles.hpp"
 #include "host_pool.hpp"
 
@@ -72,45 +73,6 @@ constexpr std::size_t BLOCK = candidate_search::BLOCK; // metric positions per b
 constexpr std::size_t L = p::SYMBOL_LEN;
 constexpr std::size_t W = p::N;
 
-/// The prefix sums' terms of samples [0, n): conj(r[i]) r[i+L] and |r[i]|^2, each
-/// written at [i]. Built for AVX2 as well, where it vectorises.
-__attribute__((target_clones("avx2", "default"))) void lag_terms(const cf32* r, std::size_t n, double* t_re, double* t_im, double* t_e)
-{
-  const auto* f = reinterpret_cast<const float*>(r);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double ar = f[2 * i], ai = f[2 * i + 1], br = f[2 * (i + L)], bi = f[2 * (i + L) + 1];
-    t_re[i] = ar * br + ai * bi;
-    t_im[i] = ar * bi - ai * br;
-    t_e[i] = ar * ar + ai * ai;
-  }
-}
-
-/// Whether a position of [n0, n1) may have a metric above 2 * half_thr: false
-/// when every |P|^2 is at most half_thr times the energies' product. Built for
-/// AVX2 as well, where it vectorises (the baseline x86-64 build does not).
-__attribute__((target_clones("avx2", "default"))) bool may_cross(const double* sp_re, const double* sp_im, const double* se,
-                                                                 std::size_t n0, std::size_t n1, double half_thr)
-{
-  int64_t maybe = 0; // 64 bits wide like the doubles, so the loop vectorises
-  for (std::size_t n = n0; n < n1; ++n) {
-    const double pre = sp_re[n + W] - sp_re[n];
-    const double pim = sp_im[n + W] - sp_im[n];
-    const double den = (se[n + W] - se[n]) * (se[n + L + W] - se[n + L]);
-    maybe += int64_t(pre * pre + pim * pim > half_thr * den);
-  }
-  return maybe != 0;
-}
-} // namespace
-
-struct candidate_search::scratch {
-  std::vector<cf32> buf;
-  std::vector<double> sp_re, sp_im, se;
-};
-
-namespace {
-// A block's positions need their two windows: BLOCK + L + W - 1 samples.
-constexpr std::size_t BLOCK_SAMPLES = BLOCK + L + W - 1;
-
 /// P(n) summed in order over the window, double (the CFO of a candidate).
 std::pair<double, double> lag_product(const transport::sample_source& src, uint64_t n)
 {
@@ -127,16 +89,16 @@ std::pair<double, double> lag_product(const transport::sample_source& src, uint6
 }
 } // namespace
 
+struct candidate_search::scratch {
+  block_scan scan{BLOCK};
+};
+
 candidate_search::candidate_search(const rx_config& cfg)
     : cfg_(cfg), pool_(std::make_unique<host_pool>(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency())))
 {
   scratch_.resize(pool_->size());
   for (auto& w : scratch_) {
     w = std::make_unique<scratch>();
-    w->buf.resize(BLOCK_SAMPLES);
-    w->sp_re.resize(BLOCK_SAMPLES + 1);
-    w->sp_im.resize(BLOCK_SAMPLES + 1);
-    w->se.resize(BLOCK_SAMPLES + 1);
   }
 }
 
@@ -147,84 +109,21 @@ uint64_t candidate_search::nof_positions(uint64_t nof_samples) { return nof_samp
 void candidate_search::scan_block(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, bool integer, scratch& w,
                                   double* m, uint8_t* cross) const
 {
-  const uint64_t base = block * BLOCK;
-  const std::size_t want = nof_pos + L + W - 1;
-  const std::size_t got = src.read(base, std::span<cf32>(w.buf.data(), want));
+  const std::size_t want = block_scan::nof_samples(nof_pos);
+  const std::size_t got = src.read(block * BLOCK, w.scan.samples().first(want));
   if (got < want) {
     // The source became shorter than its size said: nothing past it crosses.
     std::fill(m, m + nof_pos, 0.0);
     std::fill(cross, cross + nof_pos, uint8_t(0));
     return;
   }
-  // Integer samples (a ci8 or ci16 capture) make every term and prefix sum below an
-  // integer under 2^53, exact in double whatever the order of the additions: their
-  // sums may be reassociated, which breaks the chain of dependent additions. Other
-  // samples are summed in order, one after the other.
-  if (!integer) {
-    // A NaN would make every prefix sum after it NaN, and the metric of every
-    // position of the block with it.
-    zero_non_finite(std::span<cf32>(w.buf.data(), got));
-  }
-  double* sp_re = w.sp_re.data();
-  double* sp_im = w.sp_im.data();
-  double* se = w.se.data();
-  const cf32* buf = w.buf.data();
-  sp_re[0] = sp_im[0] = se[0] = 0.0;
-  std::size_t i = 0;
+  // Integer samples (a ci8 or ci16 capture) make every window sum an exact integer,
+  // whatever the order of its additions: the scan that sums chunks and clears runs
+  // from a bound on them. Other samples are summed in order, one after the other.
   if (integer) {
-    // The terms first (a loop that vectorises), then their sums four at a time.
-    const std::size_t whole = (got - L) / 4 * 4;
-    lag_terms(buf, whole, sp_re + 1, sp_im + 1, se + 1);
-    for (; i < whole; i += 4) {
-      const double tr[4] = {sp_re[i + 1], sp_re[i + 2], sp_re[i + 3], sp_re[i + 4]};
-      const double ti[4] = {sp_im[i + 1], sp_im[i + 2], sp_im[i + 3], sp_im[i + 4]};
-      const double te[4] = {se[i + 1], se[i + 2], se[i + 3], se[i + 4]};
-      sp_re[i + 1] = sp_re[i] + tr[0];
-      sp_re[i + 2] = sp_re[i] + (tr[0] + tr[1]);
-      sp_re[i + 3] = sp_re[i] + ((tr[0] + tr[1]) + tr[2]);
-      sp_re[i + 4] = sp_re[i] + ((tr[0] + tr[1]) + (tr[2] + tr[3]));
-      sp_im[i + 1] = sp_im[i] + ti[0];
-      sp_im[i + 2] = sp_im[i] + (ti[0] + ti[1]);
-      sp_im[i + 3] = sp_im[i] + ((ti[0] + ti[1]) + ti[2]);
-      sp_im[i + 4] = sp_im[i] + ((ti[0] + ti[1]) + (ti[2] + ti[3]));
-      se[i + 1] = se[i] + te[0];
-      se[i + 2] = se[i] + (te[0] + te[1]);
-      se[i + 3] = se[i] + ((te[0] + te[1]) + te[2]);
-      se[i + 4] = se[i] + ((te[0] + te[1]) + (te[2] + te[3]));
-    }
-  }
-  for (; i < got; ++i) {
-    const cf32 a = buf[i];
-    const cf32 b = i + L < got ? buf[i + L] : cf32{};
-    sp_re[i + 1] = sp_re[i] + double(a.real()) * b.real() + double(a.imag()) * b.imag();
-    sp_im[i + 1] = sp_im[i] + double(a.real()) * b.imag() - double(a.imag()) * b.real();
-    se[i + 1] = se[i] + double(a.real()) * a.real() + double(a.imag()) * a.imag();
-  }
-  // A position whose |P|^2 is at most half the threshold times the energies has a
-  // metric at most the threshold whatever the rounding, without the division. Runs
-  // of positions are cleared that way (a loop that vectorises); only a run holding
-  // a position that may cross gets the metric itself. A cleared position's M is
-  // stored as 0: it cannot be the maximum of a window that opens on a crossing.
-  const double thr = double(cfg_.detect_threshold);
-  const double half_thr = 0.5 * thr;
-  const bool clear_runs = cfg_.detect_threshold >= 0.0f;
-  constexpr std::size_t RUN = 64;
-  for (std::size_t n0 = 0; n0 < nof_pos; n0 += RUN) {
-    const std::size_t n1 = std::min(nof_pos, n0 + RUN);
-    if (clear_runs && !may_cross(sp_re, sp_im, se, n0, n1, half_thr)) {
-      std::fill(m + n0, m + n1, 0.0);
-      std::fill(cross + n0, cross + n1, uint8_t(0));
-      continue;
-    }
-    for (std::size_t n = n0; n < n1; ++n) {
-      const double pre = sp_re[n + W] - sp_re[n];
-      const double pim = sp_im[n + W] - sp_im[n];
-      const double r1 = se[n + W] - se[n];
-      const double r2 = se[n + L + W] - se[n + L];
-      const double den = r1 * r2;
-      m[n] = den > 0.0 ? (pre * pre + pim * pim) / den : 0.0;
-      cross[n] = m[n] > thr ? 1 : 0;
-    }
+    w.scan.integer(src.type(), nof_pos, cfg_.detect_threshold, m, cross);
+  } else {
+    w.scan.in_order(nof_pos, cfg_.detect_threshold, m, cross);
   }
 }
 
