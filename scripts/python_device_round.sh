@@ -6,7 +6,7 @@
 # and, where its Python lacks them, dask.distributed and its dependencies as wheels
 # in DIST/wheels (added by whoever bundles: PyPI is not reachable there), unpacked
 # here onto PYTHONPATH.
-# Usage (device `carry: ["dist"]`): scripts/python_device_round.sh dist [RUNS]
+# Usage (device `carry: ["dist"]`): scripts/python_device_round.sh dist [RUNS]  (RUNS 0: the tests only)
 # Writes $OUT/python.md and $OUT/python-logs.tgz (or ./out-python).
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
@@ -35,6 +35,10 @@ timeout 400 "$py" -m pytest "$dist/scripts/../tests/python" -rs -q -p no:cachepr
 echo "pytest rc=$? $(tail -1 "$out/pytest.log")"
 grep -E "^(FAILED|ERROR|SKIPPED)" "$out/pytest.log" | head -20
 
+if ((runs == 0)); then
+  rm -rf "$build"
+  exit 0
+fi
 shm=/dev/shm/whd-python
 mkdir -p "$shm"
 "$dist/bin/whd-tx" -o "$shm/packets" -d ci8 --mod qpsk,qam16 --frames 2000 --nd 52 --taps 4 --cfo-hz 3e5 --random-phase \
