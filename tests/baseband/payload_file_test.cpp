@@ -101,15 +101,15 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
   fs::remove(path);
 }
 
-TEST(payload_file_sink, maps_files_in_memory_and_writes_others)
+TEST(payload_file_sink, writes_files_by_pwrite_unless_asked_to_map_them)
 {
-  // The automatic choice is by file system: tmpfs (/dev/shm) is mapped.
+  // The automatic choice is pwrite, in memory (tmpfs, /dev/shm) as on a disk.
   const fs::path shm = "/dev/shm/payload_file_sink_auto-" + std::to_string(::getpid()) + ".bin";
   if (!fs::is_directory("/dev/shm")) {
     GTEST_SKIP() << "no /dev/shm here";
   }
   bb::payload_file_sink sink(shm.string());
-  EXPECT_EQ(sink.method(), bb::payload_write::map);
+  EXPECT_EQ(sink.method(), bb::payload_write::pwrite);
   EXPECT_TRUE(sink.positioned());
   EXPECT_FALSE(bb::payload_file_sink("/dev/null").positioned()); // a device: written in order
   sink.close();

@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <thread>
 #include <unistd.h>
@@ -24,14 +23,6 @@ constexpr std::size_t MIN_PIECE = std::size_t(256) << 10;
 /// The file grows ahead of the writes by at least this, at most by MAX_GROWTH.
 constexpr uint64_t MIN_GROWTH = uint64_t(64) << 20;
 constexpr uint64_t MAX_GROWTH = uint64_t(1) << 30;
-/// statfs's f_type of tmpfs (linux/magic.h).
-constexpr long TMPFS_MAGIC = 0x01021994;
-
-bool on_tmpfs(int fd)
-{
-  struct statfs fs {};
-  return ::fstatfs(fd, &fs) == 0 && long(fs.f_type) == TMPFS_MAGIC;
-}
 } // namespace
 
 payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threads, payload_write method) : path_(path)
@@ -55,7 +46,7 @@ payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threa
   positioned_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(fd_, 0, SEEK_CUR) == 0;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   nof_threads_ = positioned_ ? (nof_threads != 0 ? nof_threads : std::clamp(hw / 2, 1u, 8u)) : 1;
-  method_ = method != payload_write::automatic ? method : on_tmpfs(fd_) ? payload_write::map : payload_write::pwrite;
+  method_ = method != payload_write::automatic ? method : payload_write::pwrite;
   buffer_.reserve(BUFFER_BYTES);
 }
 

@@ -189,8 +189,11 @@ private:
 
 /// How a payload file takes large writes (whd-rx --payload-write).
 enum class payload_write {
-  /// map on tmpfs, pwrite on every other file system (what the write probe measured
-  /// fastest on each, bench/results/payload-write-*.md)
+  /// pwrite, on every file system: in whd-rx, with the capture streaming beside the
+  /// writes, it beat the mapping into tmpfs (1.79 against 1.42 GB/s) and into ext4's
+  /// page cache (2.78 against 0.48 GB/s) on the H100's host, although the mapping
+  /// copied by 8-16 threads is the fastest into a new tmpfs file with nothing else
+  /// running (bench/results/payload-write-h100-2026-11-25.md)
   automatic,
   /// the file grown sparse (ftruncate, after a check of the free space, so that a full
   /// disk is an error, not a SIGBUS), mapped, and copied into by several threads at
