@@ -10,7 +10,7 @@
 # air time, ns per data symbol, and the payload against the copies' truth (cmp).
 # Usage (device `carry: ["dist"]`): scripts/traffic_air_round.sh dist [COPIES] [REPEATS] [SHAPES...]
 # Writes $OUT/traffic-air.md and traffic-x1.{md,json} (or ./out-air); the x1 captures
-# stay in $WHD_SHAPES.
+# stay in $WHD_SHAPES. WHD_PAYLOAD_WRITE (default auto) is whd-rx's --payload-write.
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
 copies=${2:-16}
@@ -28,6 +28,7 @@ md=$final/traffic-air.md
 log=$final/traffic-air.log
 : >"$log"
 list=$(IFS=,; echo "${shapes[*]}")
+pw=${WHD_PAYLOAD_WRITE:-auto}
 # The x1 captures, and their own whole-process rows ($OUT/traffic-x1.md).
 "$dist/bin/whd-bench" traffic --shapes "$list" --types ci8 --backends gpu --repeats "$repeats" --rx "$dist/bin/whd-rx" --dir "$src" \
   --markdown "$final/traffic-x1.md" --json "$final/traffic-x1.json" >>"$log" 2>&1
@@ -36,7 +37,7 @@ list=$(IFS=,; echo "${shapes[*]}")
   echo
   echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
   echo "Command: \`scripts/traffic_air_round.sh dist $copies $repeats ${shapes[*]}\`: $copies copies of each \`whd-bench traffic\` ci8 capture end to end"
-  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -v -o /dev/shm/... --report FILE\` (stage times in traffic-air.log), median of $repeats processes timed from outside."
+  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -v -o /dev/shm/... --payload-write $pw --report FILE\` (stage times in traffic-air.log), median of $repeats processes timed from outside."
   echo
   echo "| shape | GB | air [s] | frames | data symbols | whole process [s] | x real time (air) | ns / data symbol | report: setup / decode [s] | decode region x real time (air) | payload = truth |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"
@@ -54,7 +55,7 @@ for shape in "${shapes[@]}"; do
   times=()
   for ((r = 0; r < repeats; r++)); do
     t0=$(date +%s.%N)
-    "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --report "$work/report.$r.json" 2>>"$log"
+    "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --payload-write "$pw" --report "$work/report.$r.json" 2>>"$log"
     rc=$?
     t1=$(date +%s.%N)
     times+=("$(python3 -c "print($t1 - $t0)") $r $rc")
