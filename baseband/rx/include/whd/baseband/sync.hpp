@@ -79,8 +79,10 @@ public:
 /// Positions n with n + L + N <= size(). M(n) = |P(n)|^2 / (R1(n) R2(n)) in double
 /// (0 where the energies are 0); n crosses when M(n) > rx_config::detect_threshold.
 /// Its sums are prefix sums over the block of BLOCK positions that holds n (blocks
-/// on a fixed grid from sample 0), summed in order; for integer captures (ci8, ci16)
-/// every sum is an exact integer, so any order gives the same M.
+/// on a fixed grid from sample 0), summed in order, of terms each made first in
+/// double (conj(r[i]) r[i+L] as re = ar br + ai bi, im = ar bi - ai br; |r[i]|^2);
+/// for integer captures (ci8, ci16) every sum is an exact integer, so any order
+/// gives the same M.
 /// A candidate window opens at c where
 ///   - c crosses and c - 1 does not (or c = 0): the edge of a run of crossings, or
 ///   - c crosses, c is a multiple of L, and so do all of [c - L, c]: every symbol
