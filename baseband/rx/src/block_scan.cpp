@@ -34,7 +34,17 @@ __attribute__((target_clones("avx2", "default"))) bool may_cross(const double* s
 
 typedef float f32x4 __attribute__((vector_size(4 * sizeof(float))));
 typedef double f64x4 __attribute__((vector_size(4 * sizeof(double))));
+
+// I and Q of each sample swapped, in GCC's spelling or clang's (the fuzz build's).
+#if defined(__clang__)
+#define WHD_SWAP_IQ4(v) __builtin_shufflevector(v, v, 1, 0, 3, 2)
+#define WHD_SWAP_IQ8(v) __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6)
+#else
 typedef int64_t i64x4 __attribute__((vector_size(4 * sizeof(int64_t))));
+typedef int32_t i32x8 __attribute__((vector_size(8 * sizeof(int32_t))));
+#define WHD_SWAP_IQ4(v) __builtin_shuffle(v, i64x4{1, 0, 3, 2})
+#define WHD_SWAP_IQ8(v) __builtin_shuffle(v, i32x8{1, 0, 3, 2, 5, 4, 7, 6})
+#endif
 
 /// Sums over chunks c = 0..nof_chunks-1 of RUN samples i of conj(r[i]) r[i+L]
 /// (c_re, c_im) and |r[i]|^2 (c_e), of integer samples: every product and sum is an
@@ -44,7 +54,6 @@ __attribute__((target_clones("avx2", "default"))) void chunk_sums(const cf32* r,
                                                                   double* c_e)
 {
   const auto* f = reinterpret_cast<const float*>(r);
-  const i64x4 swap = {1, 0, 3, 2};
   for (std::size_t c = 0; c < nof_chunks; ++c) {
     const float* a_at = f + 2 * c * RUN;
     const float* b_at = a_at + 2 * L;
@@ -58,7 +67,7 @@ __attribute__((target_clones("avx2", "default"))) void chunk_sums(const cf32* r,
         const f64x4 a = __builtin_convertvector(a4, f64x4);
         const f64x4 b = __builtin_convertvector(b4, f64x4);
         re[k] += a * b;                          // ar br, ai bi
-        im[k] += a * __builtin_shuffle(b, swap); // ar bi, ai br
+        im[k] += a * WHD_SWAP_IQ4(b); // ar bi, ai br
         e[k] += a * a;
       }
     }
@@ -70,7 +79,6 @@ __attribute__((target_clones("avx2", "default"))) void chunk_sums(const cf32* r,
 }
 
 typedef float f32x8 __attribute__((vector_size(8 * sizeof(float))));
-typedef int32_t i32x8 __attribute__((vector_size(8 * sizeof(int32_t))));
 
 /// chunk_sums for samples of magnitude at most 2^7 (ci8), in float: every product
 /// is an integer of at most 2^14 and every sum of a chunk's at most 2^22 < 2^24, so
@@ -80,7 +88,6 @@ __attribute__((target_clones("avx2", "default"))) void chunk_sums_small(const cf
                                                                         double* c_e)
 {
   const auto* f = reinterpret_cast<const float*>(r);
-  const i32x8 swap = {1, 0, 3, 2, 5, 4, 7, 6};
   for (std::size_t c = 0; c < nof_chunks; ++c) {
     const float* a_at = f + 2 * c * RUN;
     const float* b_at = a_at + 2 * L;
@@ -92,7 +99,7 @@ __attribute__((target_clones("avx2", "default"))) void chunk_sums_small(const cf
         std::memcpy(&a, a_at + i + 8 * k, sizeof a);
         std::memcpy(&b, b_at + i + 8 * k, sizeof b);
         re[k] += a * b;
-        im[k] += a * __builtin_shuffle(b, swap);
+        im[k] += a * WHD_SWAP_IQ8(b);
         e[k] += a * a;
       }
     }
