@@ -5,7 +5,8 @@
 // off at the end) the result, the payload and the soft values do not depend on the
 // thread count, and they are the generator's; a stop raised in the middle of a run
 // leaves whole frames only: the first frames of the full run, their header
-// failures, and their payload and soft values, to the byte.
+// failures, and their payload and soft values, to the byte; a read that fails
+// while the next region is searched reaches the caller of run().
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/modulator.hpp>
 #include <whd/baseband/receiver.hpp>
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <iostream>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,35 @@ private:
   std::atomic<bool>& stop_;
   uint64_t after_;
   std::vector<uint8_t> bytes_;
+};
+
+/// A source whose reads from sample `from` on fail, as those of a file that went bad.
+class failing_source final : public whd::transport::sample_source {
+public:
+  failing_source(const whd::transport::sample_source& inner, uint64_t from) : inner_(inner), from_(from) {}
+  uint64_t size() const override { return inner_.size(); }
+  whd::datatype type() const override { return inner_.type(); }
+  std::size_t read(uint64_t first, std::span<whd::cf32> out) const override
+  {
+    check(first + out.size());
+    return inner_.read(first, out);
+  }
+  std::size_t read_raw(uint64_t first, std::span<std::byte> out) const override
+  {
+    check(first + 1);
+    return inner_.read_raw(first, out);
+  }
+  void release(uint64_t first, uint64_t end) const override { inner_.release(first, end); }
+
+private:
+  void check(uint64_t end) const
+  {
+    if (end > from_) {
+      throw std::runtime_error("read past sample " + std::to_string(from_));
+    }
+  }
+  const whd::transport::sample_source& inner_;
+  uint64_t from_;
 };
 
 bb::rx_config config(unsigned threads, bb::memory_sink& llrs)
@@ -115,13 +146,12 @@ void expect_first_frames_of(const run_output& full, const run_output& stopped, s
   EXPECT_TRUE(std::equal(stopped.llrs.begin(), stopped.llrs.end(), full.llrs.begin())) << what << ": soft values";
 }
 
-/// Decodes `src` with 1, 2 and 5 threads: the one-thread run is the generator's
-/// capture, the others are identical to it. Then stops runs in the middle, by the
-/// payload written and by a progress report, and checks what they leave.
+/// Checks `one`, the one-thread run over `src`, against the generator's capture, and
+/// that runs with 2 and 5 threads are identical to it. Then stops runs in the
+/// middle, by the payload written and by a progress report, and checks what they leave.
 void check_capture(const bb::capture_plan& plan, const bb::memory_capture& cap, const whd::transport::sample_source& src,
-                   const std::string& name)
+                   const run_output& one, const std::string& name)
 {
-  const run_output one = decode(src, 1);
   const auto errors = whd::test::check_against_plan(plan, cap.truth(), one.out, name + ", 1 thread", 1, 4);
   std::cout << name << ": " << src.size() << " samples, " << one.out.result.frames.size() << " frames, "
             << one.out.result.header_failures.size() << " header failures, " << errors.errors << " bit errors in "
@@ -200,7 +230,23 @@ TEST(rx_regions, packets_over_several_regions)
   ASSERT_GT(cap.samples().size(), 3 * REGION) << "the packets span more than three regions";
   ASSERT_EQ(whd::test::symbols_present(plan.frames.back()), 5u) << "the last frame is cut";
   const whd::transport::memory_source src(cap.samples());
-  check_capture(plan, cap, src, "packets");
+  const run_output one = decode(src, 1);
+  check_capture(plan, cap, src, one, "packets");
+
+  // Reads fail from the middle of the second region on: the first region's frames
+  // (whose last one ends well before) are decoded and written while the second is
+  // searched, and the search's error then reaches the caller.
+  const failing_source bad(src, REGION + REGION / 2);
+  for (unsigned threads : {1u, 2u, 5u}) {
+    const std::string what = "packets, reads failing, " + std::to_string(threads) + " threads";
+    bb::rx_config rc;
+    rc.nof_threads = threads;
+    bb::memory_sink sink;
+    EXPECT_THROW(bb::make_cpu_receiver(rc)->run(bad, sink), std::runtime_error) << what;
+    EXPECT_FALSE(sink.bytes().empty()) << what << ": the first region is decoded";
+    ASSERT_LT(sink.bytes().size(), one.out.payload.size()) << what;
+    EXPECT_TRUE(std::equal(sink.bytes().begin(), sink.bytes().end(), one.out.payload.begin())) << what << ": the first region's payload";
+  }
 }
 
 TEST(rx_regions, long_frames_across_regions_with_failures_and_a_cut)
@@ -231,7 +277,7 @@ TEST(rx_regions, long_frames_across_regions_with_failures_and_a_cut)
   });
   ASSERT_TRUE(crosses) << "a long frame crosses the first region's end";
   const whd::transport::memory_source src(cap.samples());
-  check_capture(plan, cap, src, "long frames");
+  check_capture(plan, cap, src, decode(src, 1), "long frames");
 }
 
 } // namespace
