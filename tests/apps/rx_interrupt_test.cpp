@@ -27,13 +27,15 @@ namespace p = whd::profile;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-/// 24 frames of 800 QPSK symbols in ci8: about 11 million samples, which one
-/// thread decodes in a few tenths of a second (more under a sanitizer); the first
-/// frame's payload is written after a few milliseconds.
+/// 48 frames of 800 QPSK symbols in ci8: about 22 million samples, which one
+/// thread decodes in under a second (more under a sanitizer). The payload file
+/// buffers 1 MiB, about 20 of these frames, before its first bytes show: the half
+/// that follows leaves the signal rounds of frames to stop (the next region is
+/// searched while one is decoded, so no search lies between them to wait for it).
 bb::output_summary long_capture(const fs::path& base)
 {
   bb::capture_config cfg;
-  cfg.nof_frames = 24;
+  cfg.nof_frames = 48;
   cfg.nds = {800};
   cfg.seed = 4242;
   cfg.impairments.cfo_Hz = -0.4e6;

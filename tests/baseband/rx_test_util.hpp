@@ -110,6 +110,55 @@ inline rx_output run_cpu_receiver(const whd::transport::sample_source& src, cons
   return run_receiver(*rx, src);
 }
 
+/// Two runs of a receiver on one source agree exactly: the same frames (every field,
+/// CFO and SNR bit for bit, bad samples and the symbols that held them), the same
+/// header failures, the same payload bytes. Failures are reported under `what`.
+inline void expect_identical(const rx_output& a, const rx_output& b, const std::string& what)
+{
+  const auto& x = a.result;
+  const auto& y = b.result;
+  EXPECT_EQ(x.nof_samples, y.nof_samples) << what;
+  EXPECT_EQ(x.interrupted, y.interrupted) << what;
+  EXPECT_EQ(x.data_symbols, y.data_symbols) << what;
+  EXPECT_EQ(x.payload_bytes, y.payload_bytes) << what;
+  ASSERT_EQ(x.frames.size(), y.frames.size()) << what;
+  for (std::size_t i = 0; i < x.frames.size(); ++i) {
+    const auto &f = x.frames[i], &g = y.frames[i];
+    const std::string at = what + ", frame " + std::to_string(i);
+    EXPECT_EQ(f.start, g.start) << at;
+    EXPECT_EQ(f.mod, g.mod) << at;
+    EXPECT_EQ(f.nd, g.nd) << at;
+    EXPECT_EQ(f.seq, g.seq) << at;
+    EXPECT_EQ(f.symbols, g.symbols) << at;
+    EXPECT_EQ(f.truncated, g.truncated) << at;
+    EXPECT_EQ(f.cfo_Hz, g.cfo_Hz) << at; // exactly: the same arithmetic in the same order
+    EXPECT_EQ(f.snr_dB, g.snr_dB) << at;
+    EXPECT_EQ(f.payload_offset, g.payload_offset) << at;
+    EXPECT_EQ(f.payload_bytes, g.payload_bytes) << at;
+    EXPECT_EQ(f.bad_samples, g.bad_samples) << at;
+    EXPECT_EQ(f.bad_symbols.size(), g.bad_symbols.size()) << at;
+    for (std::size_t k = 0; k < std::min(f.bad_symbols.size(), g.bad_symbols.size()); ++k) {
+      EXPECT_EQ(f.bad_symbols[k].first, g.bad_symbols[k].first) << at << ", bad run " << k;
+      EXPECT_EQ(f.bad_symbols[k].count, g.bad_symbols[k].count) << at << ", bad run " << k;
+    }
+  }
+  ASSERT_EQ(x.header_failures.size(), y.header_failures.size()) << what;
+  for (std::size_t i = 0; i < x.header_failures.size(); ++i) {
+    EXPECT_EQ(x.header_failures[i].start, y.header_failures[i].start) << what;
+    EXPECT_EQ(x.header_failures[i].reason, y.header_failures[i].reason) << what;
+    EXPECT_EQ(x.header_failures[i].bad_samples, y.header_failures[i].bad_samples) << what;
+  }
+  ASSERT_EQ(a.payload.size(), b.payload.size()) << what;
+  std::size_t differ = 0, first = a.payload.size();
+  for (std::size_t i = 0; i < a.payload.size(); ++i) {
+    if (a.payload[i] != b.payload[i]) {
+      first = std::min(first, i);
+      ++differ;
+    }
+  }
+  EXPECT_EQ(differ, 0u) << what << ": payload bytes differ, the first at " << first;
+}
+
 /// f32 soft values as written by a receiver (rx_config::llr, llr_format::f32).
 inline std::vector<float> as_floats(const std::vector<uint8_t>& b)
 {

@@ -21,43 +21,7 @@ namespace {
 namespace bb = whd::baseband;
 namespace p = whd::profile;
 
-void expect_identical(const whd::test::rx_output& a, const whd::test::rx_output& b, const std::string& what)
-{
-  const auto& x = a.result;
-  const auto& y = b.result;
-  EXPECT_EQ(x.nof_samples, y.nof_samples) << what;
-  EXPECT_EQ(x.data_symbols, y.data_symbols) << what;
-  EXPECT_EQ(x.payload_bytes, y.payload_bytes) << what;
-  ASSERT_EQ(x.frames.size(), y.frames.size()) << what;
-  for (std::size_t i = 0; i < x.frames.size(); ++i) {
-    const auto &f = x.frames[i], &g = y.frames[i];
-    const std::string at = what + ", frame " + std::to_string(i);
-    EXPECT_EQ(f.start, g.start) << at;
-    EXPECT_EQ(f.mod, g.mod) << at;
-    EXPECT_EQ(f.nd, g.nd) << at;
-    EXPECT_EQ(f.seq, g.seq) << at;
-    EXPECT_EQ(f.symbols, g.symbols) << at;
-    EXPECT_EQ(f.truncated, g.truncated) << at;
-    EXPECT_EQ(f.cfo_Hz, g.cfo_Hz) << at; // exactly: the same arithmetic in the same order
-    EXPECT_EQ(f.snr_dB, g.snr_dB) << at;
-    EXPECT_EQ(f.payload_offset, g.payload_offset) << at;
-    EXPECT_EQ(f.payload_bytes, g.payload_bytes) << at;
-  }
-  ASSERT_EQ(x.header_failures.size(), y.header_failures.size()) << what;
-  for (std::size_t i = 0; i < x.header_failures.size(); ++i) {
-    EXPECT_EQ(x.header_failures[i].start, y.header_failures[i].start) << what;
-    EXPECT_EQ(x.header_failures[i].reason, y.header_failures[i].reason) << what;
-  }
-  ASSERT_EQ(a.payload.size(), b.payload.size()) << what;
-  std::size_t differ = 0, first = a.payload.size();
-  for (std::size_t i = 0; i < a.payload.size(); ++i) {
-    if (a.payload[i] != b.payload[i]) {
-      first = std::min(first, i);
-      ++differ;
-    }
-  }
-  EXPECT_EQ(differ, 0u) << what << ": payload bytes differ, the first at " << first;
-}
+using whd::test::expect_identical;
 
 TEST(rx_threads, one_and_many_threads_give_identical_results)
 {

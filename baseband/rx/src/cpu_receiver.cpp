@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <functional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace whd::baseband {
@@ -44,17 +47,72 @@ private:
 
 /// Positions of the capture searched at a time: candidates of a region are found,
 /// then located, in parallel; the walk over them is the only sequential step.
+/// While one region's frames are decoded, the next one is searched and located.
 constexpr uint64_t REGION = 64 * candidate_search::BLOCK;
 /// Data symbols one task of the pool decodes (a piece of one frame).
 constexpr std::size_t PIECE = 64;
 
-/// One thread's tools: an FFT plan for the data symbols and one for locating.
+/// One decoding thread's tools: an FFT plan for the data symbols and its buffers.
 struct cpu_worker {
-  cpu_worker(const rx_config& cfg, const channel_smoother* smoother) : locator(cfg, smoother) {}
   fft_worker fft;
-  candidate_locator locator;
   std::vector<cf32> samples;
   std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
+};
+
+/// A region of the capture searched and located: what its walk reads, and what the
+/// decoding of the frames the walk takes refers to (two regions are in flight: one
+/// being decoded while the next is searched and located).
+struct region {
+  std::vector<detection> cands;
+  std::vector<located_candidate> located;
+  std::vector<derotation_table> rots; ///< the candidates' (those located as frames)
+  /// Every candidate the walk may take was located (false: cut short by a stop).
+  bool whole = false;
+};
+
+/// One task on a thread of its own beside the caller's: a region searched and
+/// located while the caller decodes the one before. Whatever happens to the caller,
+/// the task is asked to quit and joined at scope exit.
+class look_ahead {
+public:
+  look_ahead() = default;
+  ~look_ahead()
+  {
+    quit_.store(true, std::memory_order_relaxed);
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+  }
+  look_ahead(const look_ahead&) = delete;
+  look_ahead& operator=(const look_ahead&) = delete;
+
+  /// Runs task(quit) on the thread; `quit` is raised when the caller unwinds, and
+  /// the task should then end soon. One task at a time (join() before the next).
+  void start(std::function<void(const std::atomic<bool>&)> task)
+  {
+    thread_ = std::thread([this, task = std::move(task)] {
+      try {
+        task(quit_);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  /// Waits for the task (if one was started) and rethrows what it threw.
+  void join()
+  {
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+    if (error_) {
+      std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+  }
+
+private:
+  std::atomic<bool> quit_{false};
+  std::thread thread_;
+  std::exception_ptr error_;
 };
 
 /// A frame taken for decoding, and the derotation table its locator made.
@@ -77,10 +135,11 @@ class cpu_receiver final : public receiver {
 public:
   explicit cpu_receiver(const rx_config& cfg)
       : cfg_(cfg), nof_threads_(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency())),
-        search_(cfg), smoother_(make_channel_smoother(cfg)), pool_(nof_threads_)
+        search_(cfg), smoother_(make_channel_smoother(cfg)), pool_(nof_threads_), locate_pool_(nof_threads_)
   {
     for (unsigned t = 0; t < nof_threads_; ++t) {
-      workers_.push_back(std::make_unique<cpu_worker>(cfg, smoother_.get()));
+      workers_.push_back(std::make_unique<cpu_worker>());
+      locators_.push_back(std::make_unique<candidate_locator>(cfg, smoother_.get()));
     }
   }
 
@@ -92,9 +151,15 @@ public:
     res.nof_samples = src.size();
     const uint64_t npos = candidate_search::nof_positions(src.size());
     frame_walk walk;
-    std::vector<located_candidate> located;
     std::vector<taken_frame> taken;
     std::vector<std::size_t> taken_result;
+    // Region k + 1 is searched and located on its own threads while region k is
+    // decoded on pool_: they read the walk as region k's walk left it (decoding does
+    // not touch it), and each fills its own of the two regions_. Declared after the
+    // walk, so that it is joined before the walk goes.
+    look_ahead ahead;
+    bool ready = false; // regions_[cur] holds the region at lo, filled by the look-ahead
+    std::size_t cur = 0;
     for (uint64_t lo = 0; lo < npos && !walk.ended();) {
       // Frames are whole in the result and the payload: a stop is honoured between regions.
       if (stop_raised()) {
@@ -105,47 +170,46 @@ public:
         progress(lo, src.size());
       }
       const uint64_t hi = std::min(npos, lo + REGION);
-      const std::vector<detection> cands = search_.find(src, lo, hi);
-      if (stop_raised()) {
+      region& r = regions_[cur];
+      if (!ready) {
+        const std::atomic<bool> never{false};
+        prepare(src, lo, hi, walk, r, never);
+      }
+      if (stop_raised() || !r.whole) {
         res.interrupted = true;
         break;
       }
-      // Every candidate the walk may still take is located, in parallel (those
-      // inside a frame of this region are located for nothing, and skipped).
-      located.assign(cands.size(), {});
-      rots_.resize(std::max(rots_.size(), cands.size()));
-      std::atomic<std::size_t> next{0};
-      pool_.run(std::min<unsigned>(nof_threads_, unsigned(cands.size())), [&](unsigned part, unsigned) {
-        for (std::size_t i; (i = next.fetch_add(1)) < cands.size();) {
-          if (walk.takes(cands[i])) {
-            located[i] = workers_[part]->locator.locate(src, cands[i]);
-            if (located[i].frame) {
-              // derotation(cfo * i) of the frame's windows, which its data symbols share
-              rots_[i] = workers_[part]->locator.last_derotation();
-            }
-          }
-        }
-      });
       taken.clear();
       taken_result.clear();
-      for (std::size_t i = 0; i < cands.size() && !walk.ended(); ++i) {
-        if (!walk.takes(cands[i]) || !walk.take(cands[i], located[i])) {
+      for (std::size_t i = 0; i < r.cands.size() && !walk.ended(); ++i) {
+        if (!walk.takes(r.cands[i]) || !walk.take(r.cands[i], r.located[i])) {
           continue;
         }
-        if (located[i].failure) {
-          res.header_failures.push_back(*located[i].failure);
+        if (r.located[i].failure) {
+          res.header_failures.push_back(*r.located[i].failure);
           continue;
         }
-        frame_result f = located[i].frame->info;
+        frame_result f = r.located[i].frame->info;
         f.payload_offset = res.payload_bytes;
         f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
         res.payload_bytes += f.payload_bytes;
         res.data_symbols += f.symbols;
-        taken.push_back({&*located[i].frame, &rots_[i]});
+        taken.push_back({&*r.located[i].frame, &r.rots[i]});
         taken_result.push_back(res.frames.size());
         res.frames.push_back(std::move(f));
       }
+      // On past this region, or past the frames taken: a long frame's data are not searched.
+      const uint64_t pos = walk.position();
+      const uint64_t lo_next = std::max(hi, pos >= L ? pos - (L - 1) : 0);
+      const uint64_t hi_next = std::min(npos, lo_next + REGION);
+      ready = lo_next < npos && !walk.ended();
+      if (ready) {
+        ahead.start([this, &src, &walk, &into = regions_[1 - cur], lo_next, hi_next](const std::atomic<bool>& quit) {
+          prepare(src, lo_next, hi_next, walk, into, quit);
+        });
+      }
       const std::size_t decoded = decode_frames(src, taken, taken_result, res, sink);
+      ahead.join(); // a stop ends it too
       if (decoded < taken.size()) {
         // Stopped: the frames not started leave the result, with whatever the walk
         // found after the first of them.
@@ -159,9 +223,8 @@ public:
         res.interrupted = true;
         break;
       }
-      // On past this region, or past the frames taken: a long frame's data are not searched.
-      const uint64_t pos = walk.position();
-      lo = std::max(hi, pos >= L ? pos - (L - 1) : 0);
+      lo = lo_next;
+      cur = 1 - cur;
     }
     if (progress && !res.interrupted) {
       progress(src.size(), src.size());
@@ -234,6 +297,46 @@ private:
     return stopped ? k : frames.size();
   }
 
+  /// The candidates of positions [lo, hi) into `r`, and every one of them `walk` may
+  /// take located, in parallel on locate_pool_ (those inside a frame of this region
+  /// are located for nothing, and skipped by the walk). Once rx_config::stop or
+  /// `quit` is raised it ends at the next candidate, or after the search, leaving
+  /// r.whole false.
+  void prepare(const transport::sample_source& src, uint64_t lo, uint64_t hi, const frame_walk& walk, region& r,
+               const std::atomic<bool>& quit)
+  {
+    r.whole = false;
+    const auto halted = [&] { return stop_raised() || quit.load(std::memory_order_relaxed); };
+    if (halted()) {
+      return;
+    }
+    r.cands = search_.find(src, lo, hi);
+    if (halted()) {
+      return;
+    }
+    r.located.assign(r.cands.size(), {});
+    r.rots.resize(std::max(r.rots.size(), r.cands.size()));
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> cut{false};
+    locate_pool_.run(std::min<unsigned>(nof_threads_, unsigned(r.cands.size())), [&](unsigned part, unsigned) {
+      candidate_locator& locator = *locators_[part];
+      for (std::size_t i; (i = next.fetch_add(1)) < r.cands.size();) {
+        if (halted()) {
+          cut.store(true, std::memory_order_relaxed);
+          return;
+        }
+        if (walk.takes(r.cands[i])) {
+          r.located[i] = locator.locate(src, r.cands[i]);
+          if (r.located[i].frame) {
+            // derotation(cfo * i) of the frame's windows, which its data symbols share
+            r.rots[i] = locator.last_derotation();
+          }
+        }
+      }
+    });
+    r.whole = !cut.load(std::memory_order_relaxed);
+  }
+
   bool stop_raised() const noexcept { return cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed); }
 
   void decode_piece(const transport::sample_source& src, const taken_frame& tf, const piece& pc, cpu_worker& w)
@@ -280,10 +383,13 @@ private:
   unsigned nof_threads_;
   candidate_search search_;
   std::unique_ptr<channel_smoother> smoother_; // made once: its set-up costs more than a short capture
-  host_pool pool_;
-  std::vector<std::unique_ptr<cpu_worker>> workers_;
+  host_pool pool_; ///< decoding
+  std::vector<std::unique_ptr<cpu_worker>> workers_; ///< one per thread of pool_
+  /// Locating, beside pool_: the look-ahead locates the next region while pool_ decodes.
+  host_pool locate_pool_;
+  std::vector<std::unique_ptr<candidate_locator>> locators_; ///< one per thread of locate_pool_
+  std::array<region, 2> regions_; ///< the region decoded and the one after it
   std::vector<piece> pieces_;
-  std::vector<derotation_table> rots_; ///< the region's candidates' (those located as frames)
   std::vector<uint8_t> bytes_;
   std::vector<uint8_t> llr_bytes_;
   std::vector<uint32_t> bad_;
