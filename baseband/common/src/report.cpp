@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -10,16 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
 #include <vector>
 
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace whd::baseband {
 
@@ -345,12 +340,12 @@ private:
 /// Frames a thread formats at a time (some 5 MB of text).
 constexpr std::size_t FRAMES_PER_BLOCK = 16384;
 
-/// The frame list's text, handed to `take` in order a round of blocks at a time (the
-/// last call holds the list's end alone). Lists of more than one block are formatted
+/// The frame list's text, handed to `take` in order a block at a time (the last
+/// call holds the list's end alone). Lists of more than one block are formatted
 /// by several threads, a block each, a round at a time (bounded memory: a few tens
 /// of MB): a million frames' text took 0.3-0.6 s formatted by one thread, longer than
 /// the decode of their capture's air time.
-void write_frames(const std::vector<frame_result>& frames, int indent, const std::function<void(std::span<std::string>)>& take)
+void write_frames(const std::vector<frame_result>& frames, int indent, const std::function<void(const std::string&)>& take)
 {
   const std::size_t nof_blocks = (frames.size() + FRAMES_PER_BLOCK - 1) / FRAMES_PER_BLOCK;
   const auto nof_threads = std::size_t(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
@@ -374,38 +369,13 @@ void write_frames(const std::vector<frame_result>& frames, int indent, const std
       }
       format(0, round);
     }
-    take(std::span<std::string>(text.data(), n));
+    for (std::size_t t = 0; t < n; ++t) {
+      take(text[t]);
+    }
   }
   std::string end;
   writers.front().close(end, frames.empty());
-  take(std::span<std::string>(&end, 1));
-}
-
-/// Whether `fd` takes writes at offsets of its own: a regular file not opened for
-/// appending (where pwrite would append).
-bool positioned_file(int fd)
-{
-  struct stat st{};
-  const int flags = ::fcntl(fd, F_GETFL);
-  return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flags >= 0 && (flags & O_APPEND) == 0;
-}
-
-/// `text` written whole at `offset` of `fd`; errno set on failure.
-bool pwrite_all(int fd, std::string_view text, off_t offset)
-{
-  while (!text.empty()) {
-    const ssize_t n = ::pwrite(fd, text.data(), text.size(), offset);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      errno = n == 0 ? EIO : errno;
-      return false;
-    }
-    text.remove_prefix(std::size_t(n));
-    offset += n;
-  }
-  return true;
+  take(end);
 }
 
 } // namespace
@@ -440,11 +410,7 @@ std::string dump_report(nlohmann::json report, const std::vector<frame_result>& 
   std::string out;
   out.reserve(r.text.size() + frames.size() * (indent >= 0 ? 300 : 200));
   out.append(r.text, 0, r.at);
-  write_frames(frames, indent, [&](std::span<std::string> round) {
-    for (const std::string& t : round) {
-      out += t;
-    }
-  });
+  write_frames(frames, indent, [&](const std::string& t) { out += t; });
   out.append(r.text, r.at + r.size);
   return out;
 }
@@ -462,50 +428,7 @@ bool write_report(std::FILE* file, nlohmann::json report, const std::vector<fram
     }
   };
   put(std::string_view(r.text).substr(0, r.at));
-  // Into a regular file each round's blocks are written at their offsets by as many
-  // threads (a new file's pages are allocated by the kernel at some 2-3 GB/s for one
-  // writer: 470 MB of report took 0.4 s written in order on the H100's host); into a
-  // pipe or a terminal, in order.
-  const int fd = ::fileno(file);
-  off_t at = -1;
-  if (frames.size() > FRAMES_PER_BLOCK && positioned_file(fd) && std::fflush(file) == 0) {
-    at = ::lseek(fd, 0, SEEK_CUR);
-  }
-  if (at < 0) {
-    write_frames(frames, indent, [&](std::span<std::string> round) {
-      for (const std::string& t : round) {
-        put(t);
-      }
-    });
-  } else {
-    std::atomic<bool> failed{false};
-    std::atomic<int> write_err{0};
-    write_frames(frames, indent, [&](std::span<std::string> round) {
-      std::vector<off_t> offset(round.size());
-      for (std::size_t t = 0; t < round.size(); ++t) {
-        offset[t] = at;
-        at += off_t(round[t].size());
-      }
-      auto write_one = [&](std::size_t t) {
-        if (!failed.load(std::memory_order_relaxed) && !pwrite_all(fd, round[t], offset[t])) {
-          write_err = errno;
-          failed = true;
-        }
-      };
-      std::vector<std::jthread> writers;
-      for (std::size_t t = 1; t < round.size(); ++t) {
-        writers.emplace_back(write_one, t);
-      }
-      write_one(0);
-    });
-    if (failed) {
-      ok = false;
-      err = write_err;
-    } else if (std::fseek(file, at, SEEK_SET) != 0) {
-      ok = false;
-      err = errno;
-    }
-  }
+  write_frames(frames, indent, put);
   put(std::string_view(r.text).substr(r.at + r.size));
   put("\n");
   if (ok && std::fflush(file) != 0) {

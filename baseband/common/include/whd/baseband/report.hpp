@@ -100,7 +100,8 @@ std::string dump_report(nlohmann::json report, const std::vector<frame_result>& 
 
 /// dump_report's text and a line break written to `file` as it is made, some
 /// 16 000 frames at a time (a capture of a million short frames has a report of some
-/// 300 MB; several threads format its frames, a block each, while one writes).
+/// 300 MB; several threads format its frames, a block each, and they are written in
+/// order).
 /// Returns false when a write failed (errno says why).
 bool write_report(std::FILE* file, nlohmann::json report, const std::vector<frame_result>& frames, int indent);
 
