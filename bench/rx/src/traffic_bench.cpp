@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -108,29 +107,8 @@ bool same_bytes(const std::filesystem::path& a, const std::filesystem::path& b)
   return fa.eof() && fb.eof();
 }
 
-/// Bits that differ between two files, plus 8 per byte either lacks.
-uint64_t differing_bits(const std::filesystem::path& a, const std::filesystem::path& b)
-{
-  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-  constexpr std::size_t BLOCK = std::size_t(1) << 20;
-  std::vector<char> xa(BLOCK), xb(BLOCK);
-  uint64_t n = 0;
-  while (fa || fb) {
-    fa.read(xa.data(), std::streamsize(BLOCK));
-    fb.read(xb.data(), std::streamsize(BLOCK));
-    const auto ga = std::size_t(fa.gcount()), gb = std::size_t(fb.gcount());
-    for (std::size_t i = 0; i < std::min(ga, gb); ++i) {
-      n += uint64_t(std::popcount(unsigned(uint8_t(xa[i] ^ xb[i]))));
-    }
-    n += 8 * uint64_t(std::max(ga, gb) - std::min(ga, gb));
-    if (ga == 0 && gb == 0) {
-      break;
-    }
-  }
-  return n;
-}
-
-/// Bit errors of a payload file against a truth file, plus 8 per byte either lacks.
+/// Bit errors of a payload file against a truth file (or another payload), plus 8 per
+/// byte either lacks.
 uint64_t truth_bit_errors(const std::filesystem::path& payload, const std::filesystem::path& truth)
 {
   bb::truth_checker check(truth);
@@ -541,7 +519,7 @@ traffic_bench_result run_traffic_bench(const traffic_bench_config& cfg, const st
         a.differing_frames += fg[i] == fc[i] ? 0 : 1;
       }
       a.same_payload = same_bytes(files[sub.name()]->payload, files[cpu.name()]->payload);
-      a.differing_bits = a.same_payload ? 0 : differing_bits(files[sub.name()]->payload, files[cpu.name()]->payload);
+      a.differing_bits = a.same_payload ? 0 : truth_bit_errors(files[sub.name()]->payload, files[cpu.name()]->payload);
       progress(cap.shape + " " + cap.datatype + " (" + sub.link + "): GPU = CPU frames " + (a.same_frames ? "yes" : "NO") + ", payload " +
                (a.same_payload ? "yes" : "NO, " + std::to_string(a.differing_bits) + " bits differ"));
       r.agreement.push_back(a);
