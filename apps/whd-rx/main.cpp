@@ -27,11 +27,15 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <thread>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace po = boost::program_options;
@@ -66,6 +70,61 @@ void catch_stop_signals()
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 }
+
+/// The report file (--report FILE), written as the run goes: frames as the receiver
+/// hands them over, the rest at the end. A run that fails leaves no half-written
+/// report: the file is removed again unless finish() wrote it whole (a device or a
+/// pipe named as the report is only closed).
+class streamed_report {
+public:
+  explicit streamed_report(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "w"))
+  {
+    if (file_ == nullptr) {
+      throw std::runtime_error("cannot write report '" + path + "': " + std::strerror(errno));
+    }
+    struct stat st {};
+    regular_ = ::fstat(::fileno(file_), &st) == 0 && S_ISREG(st.st_mode);
+    writer_.emplace(bb::file_output(file_), 2);
+  }
+  ~streamed_report()
+  {
+    writer_.reset(); // its thread stops before the file closes
+    if (file_ != nullptr) {
+      std::fclose(file_);
+      if (regular_) {
+        ::unlink(path_.c_str());
+      }
+    }
+  }
+  streamed_report(const streamed_report&) = delete;
+  streamed_report& operator=(const streamed_report&) = delete;
+
+  bb::report_writer& writer() { return *writer_; }
+
+  /// The rest of the report; false (errno says why) when it could not be written whole.
+  bool finish(nlohmann::json report)
+  {
+    bool ok = writer_->finish(std::move(report));
+    int err = errno;
+    writer_.reset();
+    std::FILE* f = std::exchange(file_, nullptr);
+    if (std::fclose(f) != 0 && ok) {
+      ok = false;
+      err = errno;
+    }
+    if (!ok && regular_) {
+      ::unlink(path_.c_str());
+    }
+    errno = err;
+    return ok;
+  }
+
+private:
+  std::string path_;
+  std::FILE* file_;
+  bool regular_ = false;
+  std::optional<bb::report_writer> writer_;
+};
 
 /// The receiver of the run, kept past run() so that main can leave its GPU buffers
 /// and CUDA context to the process's exit (see main).
@@ -106,7 +165,9 @@ header with CRC, pilot phase tracking, QPSK/16-QAM demapping) and writes
   - optionally their soft decisions, one LLR per payload bit (--llr), and
   - a JSON report (--report): frames with start, mod, nd, seq, symbols,
     truncated, cfo_hz, snr_db, payload_offset, payload_bytes; header failures;
-    timing (ns per data symbol, x real time, raw Gbps).
+    timing (ns per data symbol, x real time, raw Gbps). A report file gets its
+    frames while the capture decodes (a run that fails removes it); a report on
+    standard output is written once the run is over.
 
 CAPTURE is a SigMF recording (NAME, NAME.sigmf-meta or NAME.sigmf-data) with
 core:datatype cf32_le, ci16_le or ci8, or a raw interleaved file whose extension
@@ -377,6 +438,19 @@ int run(const options& o)
     file = std::make_unique<bb::payload_file_sink>(o.payload, 0, *bb::parse_payload_write(o.payload_write));
   }
   bb::tee_sink sink(file.get(), checker.get());
+  // A report file is written as the run goes (a capture of a million short frames
+  // has hundreds of MB of it); one on standard output after the run, whole or not
+  // at all.
+  std::unique_ptr<streamed_report> report_file;
+  if (o.report != "-") {
+    try {
+      report_file = std::make_unique<streamed_report>(o.report);
+    } catch (const std::runtime_error& e) {
+      log->error("{}", e.what());
+      return EXIT_RUNTIME;
+    }
+    cfg.on_frames = [w = &report_file->writer()](std::span<const bb::frame_result> f) { w->add(f); };
+  }
   std::unique_ptr<bb::payload_file_sink> llr_file;
   if (!o.llr.empty()) {
     llr_file = std::make_unique<bb::payload_file_sink>(o.llr, 0, *bb::parse_payload_write(o.payload_write));
@@ -419,13 +493,11 @@ int run(const options& o)
   // hundreds of MB.
   std::cout.flush();
   const auto report_t0 = std::chrono::steady_clock::now();
-  std::FILE* rf = o.report == "-" ? stdout : std::fopen(o.report.c_str(), "w");
-  bool written = rf != nullptr && bb::write_report(rf, std::move(report_json), result.frames, 2);
-  int err = errno;
-  if (rf != nullptr && rf != stdout && std::fclose(rf) != 0 && written) {
-    written = false;
-    err = errno;
+  if (report_file && report_file->writer().size() != result.frames.size()) {
+    throw std::logic_error(fmt::format("the receiver handed {} frame(s) to the report of {}", report_file->writer().size(), result.frames.size()));
   }
+  const bool written = report_file ? report_file->finish(std::move(report_json)) : bb::write_report(stdout, std::move(report_json), result.frames, 2);
+  const int err = errno;
   if (!written) {
     log->error("cannot write report '{}': {}", o.report == "-" ? std::string("standard output") : o.report, std::strerror(err));
     return EXIT_RUNTIME;
@@ -439,7 +511,7 @@ int run(const options& o)
   for (const auto& [stage, sec] : result.stage_seconds) {
     log->debug("stage {}: {:.3f} s", stage, sec);
   }
-  log->debug("after the run: report written in {:.3f} s (not in its timing)", report_seconds);
+  log->debug("after the run: the report {} in {:.3f} s (not in its timing)", report_file ? "finished" : "written", report_seconds);
   const auto& m = result.resources;
   log->info("memory: peak RSS {:.0f} MiB; {} symbols per batch{}", double(m.peak_rss_bytes) / 1048576.0, m.symbols_per_batch,
             m.device_bytes == 0 ? std::string()

@@ -422,6 +422,30 @@ TEST(rx_app, payload_to_standard_output_and_the_whole_run_timed)
   EXPECT_NEAR(t["x_realtime_air"].get<double>(), air / t["wall_seconds"].get<double>(), 1e-12);
 }
 
+TEST(rx_app, a_report_file_written_as_the_run_goes_reads_as_the_report_on_standard_output)
+{
+  // A report file gets its frames as the receiver hands them over; one on standard
+  // output is written after the run. Both hold the same frames and failures.
+  const whd::test::scratch dir("report-streamed");
+  bb::capture_config cfg;
+  cfg.nof_frames = 60;
+  cfg.nds = {3, 20, 1};
+  cfg.mods = {p::modulation::qpsk, p::modulation::qam16};
+  cfg.corrupt_header_frames = {7, 40};
+  const auto s = generated(dir / "cap", whd::datatype::ci8, 909, false, cfg);
+  const auto to_file = rx({s.meta_path.string(), "-o", (dir / "p.bin").string(), "--report", (dir / "r.json").string()}, dir.path());
+  const json a = decoded_report(to_file, dir / "r.json", dir / "p.bin");
+  const auto to_stdout = rx({s.meta_path.string(), "-o", (dir / "q.bin").string()}, dir.path());
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.what;
+  const json b = json::parse(to_stdout.out);
+  EXPECT_EQ(a["frames"].size(), 58u) << "the frames sent, less the two with a corrupted header";
+  EXPECT_EQ(a["frames"], b["frames"]);
+  EXPECT_EQ(a["header_failures"], b["header_failures"]);
+  EXPECT_EQ(a["header_failures"].size(), 2u);
+  EXPECT_EQ(a["payload_bytes"], b["payload_bytes"]);
+  EXPECT_EQ(whd::test::read_bytes(dir / "p.bin"), whd::test::read_bytes(s.truth_path));
+}
+
 TEST(rx_app, payload_to_standard_output_needs_a_report_file)
 {
   const whd::test::scratch dir("stdout-usage");

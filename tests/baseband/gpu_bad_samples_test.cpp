@@ -1,18 +1,21 @@
 // Non-finite samples and a stop request on the GPU backend: reported as the CPU
 // reference reports them (the frames and data symbols they touch), the other
-// bits equal.
+// bits equal; the frames handed over as the run goes are the result's, whole.
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 
 #include "gpu_guard.hpp"
+#include "rx_test_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace {
 
@@ -25,12 +28,20 @@ struct output {
   std::vector<uint8_t> payload;
 };
 
-output run(bb::receiver& rx, const whd::transport::sample_source& src)
+/// A run on the GPU (with `g`) or the CPU; the frames it hands over as it goes
+/// (rx_config::on_frames, for the report) must be its result's, each whole (its bad
+/// samples noted: a frame's symbols span several chunks here) and after its payload.
+output run(const bb::rx_config& rc, const std::optional<bb::gpu_config>& g, const whd::transport::sample_source& src,
+           const std::string& what)
 {
   bb::memory_sink sink;
+  whd::test::frames_recorder handed([&] { return uint64_t(sink.bytes().size()); });
+  bb::rx_config c = rc;
+  c.on_frames = handed.fn();
   output o;
-  o.result = rx.run(src, sink);
+  o.result = (g ? bb::make_gpu_receiver(c, *g) : bb::make_cpu_receiver(c))->run(src, sink);
   o.payload = sink.bytes();
+  whd::test::expect_handed_over(handed, o.result, what);
   return o;
 }
 
@@ -56,13 +67,13 @@ TEST(gpu_bad_samples, nan_and_inf_are_reported_as_the_cpu_reports_them)
   x[plan.frames[2].start - 50] = cf32(NAN_F, 1.0f);
   const whd::transport::memory_source src(std::move(x));
   bb::rx_config rc;
-  const auto cpu = run(*bb::make_cpu_receiver(rc), src);
+  const auto cpu = run(rc, std::nullopt, src, "cpu");
   for (auto link : {whd::transport::link_format::f32, whd::transport::link_format::half, whd::transport::link_format::int8}) {
     bb::gpu_config g;
     g.link = link;
     g.symbols_per_batch = 4;
-    const auto gpu = run(*bb::make_gpu_receiver(rc, g), src);
     const std::string what(whd::transport::to_string(link));
+    const auto gpu = run(rc, g, src, what);
     ASSERT_EQ(gpu.result.frames.size(), cpu.result.frames.size()) << what;
     uint64_t marked = 0;
     for (std::size_t i = 0; i < cpu.result.frames.size(); ++i) {
@@ -92,7 +103,7 @@ TEST(gpu_bad_samples, a_raised_stop_flag_reports_an_interrupted_run_with_whole_f
   std::atomic<bool> stop{true};
   bb::rx_config rc;
   rc.stop = &stop;
-  const auto out = run(*bb::make_gpu_receiver(rc, {}), src);
+  const auto out = run(rc, bb::gpu_config{}, src, "stopped");
   EXPECT_TRUE(out.result.interrupted);
   EXPECT_TRUE(out.result.frames.empty());
   EXPECT_TRUE(out.payload.empty());

@@ -1,15 +1,20 @@
 // dump_report writes the frames of a report straight from the results: its text must
 // read back as the JSON that make_report builds with the frames in it (nlohmann's
-// dump of the same report), for either layout, whatever the frames hold.
+// dump of the same report), for either layout, whatever the frames hold. The
+// report_writer, which writes them as a run hands them over, gives the same text
+// however the frames come, and stops at a failed write and says so.
 #include <whd/baseband/report.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
@@ -140,6 +145,77 @@ TEST(write_report, writes_the_text_of_dump_report_as_it_is_made)
     EXPECT_FALSE(bb::write_report(full, bb::make_report(input(), res, t, std::nullopt, false), res.frames, 2));
     std::fclose(full);
   }
+}
+
+TEST(report_writer, frames_handed_over_in_pieces_give_the_text_of_all_at_once)
+{
+  // Pieces of every size (none, one, across the 16 384-frame blocks, several blocks),
+  // handed over while the thread formats the ones before: the text is the same.
+  const bb::timing_description t{"gpu", "end-to-end", 0.5, 4000, 32000};
+  const auto res = random_result(5 * 16384 + 11, 99);
+  for (int indent : {2, -1}) {
+    const std::string whole = bb::dump_report(bb::make_report(input(), res, t, std::nullopt, false), res.frames, indent) + "\n";
+    std::mt19937 g(uint32_t(indent + 10));
+    std::string text;
+    std::size_t calls = 0;
+    {
+      bb::report_writer w(
+        [&](std::string_view piece) {
+          text += piece;
+          ++calls;
+          return true;
+        },
+        indent);
+      const std::span<const bb::frame_result> all(res.frames);
+      std::size_t at = 0;
+      for (std::size_t k = 0; at < all.size(); ++k) {
+        const std::size_t n = std::min(all.size() - at, std::vector<std::size_t>{0, 1, 2, 700, 16384, 16385, 40000}[k % 7]);
+        w.add(all.subspan(at, n));
+        at += n;
+        EXPECT_EQ(w.size(), at);
+      }
+      ASSERT_TRUE(w.finish(bb::make_report(input(), res, t)));
+    }
+    EXPECT_EQ(text, whole) << indent;
+    EXPECT_GT(calls, 3u) << "written as it goes, not at once";
+  }
+}
+
+TEST(report_writer, an_empty_list_and_a_failed_write)
+{
+  const bb::timing_description t{"cpu", "end-to-end", 0.5, 0, 0};
+  const bb::receive_result none;
+  for (int indent : {2, -1}) {
+    std::string text;
+    {
+      bb::report_writer w(
+        [&](std::string_view piece) {
+          text += piece;
+          return true;
+        },
+        indent);
+      ASSERT_TRUE(w.finish(bb::make_report(input(), none, t)));
+    }
+    EXPECT_EQ(text, bb::make_report(input(), none, t).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")
+        << "no frames: nlohmann's text (its \"frames\" come first there too)";
+  }
+  // The third write fails: finish says so with its errno, and nothing is written after it.
+  const auto res = random_result(3 * 16384, 3);
+  std::size_t calls = 0;
+  bb::report_writer w(
+    [&](std::string_view) {
+      if (++calls == 3) {
+        errno = ENOSPC;
+        return false;
+      }
+      return true;
+    },
+    2);
+  w.add(res.frames);
+  errno = 0;
+  EXPECT_FALSE(w.finish(bb::make_report(input(), res, t)));
+  EXPECT_EQ(errno, ENOSPC);
+  EXPECT_EQ(calls, 3u);
 }
 
 } // namespace

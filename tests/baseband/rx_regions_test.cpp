@@ -5,8 +5,10 @@
 // off at the end) the result, the payload and the soft values do not depend on the
 // thread count, and they are the generator's; a stop raised in the middle of a run
 // leaves whole frames only: the first frames of the full run, their header
-// failures, and their payload and soft values, to the byte; a read that fails
-// while the next region is searched reaches the caller of run().
+// failures, and their payload and soft values, to the byte; every run hands the
+// frames of its result to rx_config::on_frames (the report written as the run goes),
+// each once, in order, whole and after its payload, and none that a stop dropped;
+// a read that fails while the next region is searched reaches the caller of run().
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/modulator.hpp>
 #include <whd/baseband/receiver.hpp>
@@ -101,10 +103,15 @@ bb::rx_config config(unsigned threads, bb::memory_sink& llrs)
 run_output decode(const whd::transport::sample_source& src, unsigned threads)
 {
   bb::memory_sink llrs;
-  const bb::rx_config rc = config(threads, llrs);
+  bb::rx_config rc = config(threads, llrs);
+  bb::memory_sink sink;
+  whd::test::frames_recorder handed{[&] { return uint64_t(sink.bytes().size()); }};
+  rc.on_frames = handed.fn();
   run_output r;
-  r.out = whd::test::run_cpu_receiver(src, rc);
+  r.out.result = bb::make_cpu_receiver(rc)->run(src, sink);
+  r.out.payload = sink.bytes();
   r.llrs = llrs.bytes();
+  whd::test::expect_handed_over(handed, r.out.result, std::to_string(threads) + " threads");
   return r;
 }
 
@@ -176,11 +183,14 @@ void check_capture(const bb::capture_plan& plan, const bb::memory_capture& cap, 
       rc.stop = &stop;
       rc.symbols_per_batch = 256; // rounds of a few packets, so that the stop lands between frames
       stopping_sink sink(stop, one.out.payload.size() / 2);
+      whd::test::frames_recorder handed{[&] { return uint64_t(sink.bytes().size()); }};
+      rc.on_frames = handed.fn();
       run_output r;
       r.out.result = bb::make_cpu_receiver(rc)->run(src, sink);
       r.out.payload = sink.bytes();
       r.llrs = llrs.bytes();
       expect_first_frames_of(one, r, sink.bytes(), what);
+      whd::test::expect_handed_over(handed, r.out.result, what);
     }
     // Stopped at the second region's progress report (from the calling thread):
     // the first region's frames, and no more.
@@ -191,6 +201,8 @@ void check_capture(const bb::capture_plan& plan, const bb::memory_capture& cap, 
       bb::rx_config rc = config(threads, llrs);
       rc.stop = &stop;
       bb::memory_sink sink;
+      whd::test::frames_recorder handed{[&] { return uint64_t(sink.bytes().size()); }};
+      rc.on_frames = handed.fn();
       uint64_t stopped_at = 0;
       run_output r;
       r.out.result = bb::make_cpu_receiver(rc)->run(src, sink, [&](uint64_t done, uint64_t) {
@@ -205,6 +217,7 @@ void check_capture(const bb::capture_plan& plan, const bb::memory_capture& cap, 
       expect_first_frames_of(one, r, sink.bytes(), what);
       ASSERT_FALSE(r.out.result.frames.empty()) << what;
       EXPECT_LT(r.out.result.frames.back().start, stopped_at) << what << ": no frame of the region stopped at";
+      whd::test::expect_handed_over(handed, r.out.result, what);
     }
   }
 }

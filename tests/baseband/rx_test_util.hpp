@@ -21,10 +21,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace whd::test {
@@ -103,6 +105,27 @@ inline rx_output run_receiver(whd::baseband::receiver& rx, const whd::transport:
   return out;
 }
 
+/// What a receiver hands to rx_config::on_frames (set it to fn()), and whether
+/// every frame's payload had reached the sink when it was handed over (`written`:
+/// the sink's bytes so far, read on the thread that hands the frames over).
+struct frames_recorder {
+  explicit frames_recorder(std::function<uint64_t()> w = {}) : written(std::move(w)) {}
+
+  std::function<uint64_t()> written;
+  std::vector<whd::baseband::frame_result> frames;
+  bool payload_first = true;
+
+  whd::baseband::frames_fn fn()
+  {
+    return [this](std::span<const whd::baseband::frame_result> f) {
+      for (const auto& x : f) {
+        payload_first = payload_first && (!written || written() >= x.payload_offset + x.payload_bytes);
+      }
+      frames.insert(frames.end(), f.begin(), f.end());
+    };
+  }
+};
+
 /// Runs the CPU receiver over a whole source.
 inline rx_output run_cpu_receiver(const whd::transport::sample_source& src, const whd::baseband::rx_config& cfg)
 {
@@ -157,6 +180,19 @@ inline void expect_identical(const rx_output& a, const rx_output& b, const std::
     }
   }
   EXPECT_EQ(differ, 0u) << what << ": payload bytes differ, the first at " << first;
+}
+
+/// The frames a run handed over are its result's frames, each once, in order, as
+/// they are in the result (every field: a frame is handed over only once whole),
+/// each after its payload.
+inline void expect_handed_over(const frames_recorder& rec, const whd::baseband::receive_result& res, const std::string& what)
+{
+  rx_output a, b;
+  a.result = res;
+  b.result = res;
+  b.result.frames = rec.frames;
+  expect_identical(a, b, what + ", the frames handed over");
+  EXPECT_TRUE(rec.payload_first) << what << ": a frame was handed over before its payload reached the sink";
 }
 
 /// f32 soft values as written by a receiver (rx_config::llr, llr_format::f32).

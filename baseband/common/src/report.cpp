@@ -5,10 +5,13 @@
 #include <bit>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -222,12 +225,12 @@ public:
     last_ += ']';
   }
 
-  /// The text of frames [begin, end) of the list (`begin` 0: the list's opening).
-  void write(std::string& out, const std::vector<frame_result>& frames, std::size_t begin, std::size_t end)
+  /// The text of `frames`, the list's opening before the first of them when `opens`.
+  void write(std::string& out, std::span<const frame_result> frames, bool opens)
   {
-    for (std::size_t i = begin; i < end; ++i) {
+    for (std::size_t i = 0; i < frames.size(); ++i) {
       p_ = buf_;
-      put(i == 0 ? first_ : next_);
+      put(i == 0 && opens ? first_ : next_);
       frame(out, frames[i]);
       out.append(buf_, p_);
     }
@@ -340,103 +343,200 @@ private:
 /// Frames a thread formats at a time (some 5 MB of text).
 constexpr std::size_t FRAMES_PER_BLOCK = 16384;
 
-/// The frame list's text, handed to `take` in order a block at a time (the last
-/// call holds the list's end alone). Lists of more than one block are formatted
-/// by several threads, a block each, a round at a time (bounded memory: a few tens
-/// of MB): a million frames' text took 0.3-0.6 s formatted by one thread, longer than
-/// the decode of their capture's air time.
-void write_frames(const std::vector<frame_result>& frames, int indent, const std::function<void(const std::string&)>& take)
-{
-  const std::size_t nof_blocks = (frames.size() + FRAMES_PER_BLOCK - 1) / FRAMES_PER_BLOCK;
-  const auto nof_threads = std::size_t(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
-  std::vector<frames_writer> writers;
-  writers.reserve(nof_threads);
-  for (std::size_t t = 0; t < std::min(nof_threads, std::max<std::size_t>(nof_blocks, 1)); ++t) {
-    writers.emplace_back(indent);
+/// The text of several blocks of frames at once, a thread a block, handed to `take`
+/// in order (a million frames' text took 0.3-0.6 s formatted by one thread, longer
+/// than the decode of their capture's air time).
+class frames_formatter {
+public:
+  explicit frames_formatter(int indent) : indent_(indent)
+  {
+    const auto nof_threads = std::size_t(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    for (std::size_t t = 0; t < nof_threads; ++t) {
+      writers_.emplace_back(indent);
+    }
+    text_.resize(nof_threads);
   }
-  std::vector<std::string> text(writers.size());
-  auto format = [&](std::size_t t, std::size_t block) {
-    text[t].clear();
-    const std::size_t begin = block * FRAMES_PER_BLOCK;
-    writers[t].write(text[t], frames, begin, std::min(frames.size(), begin + FRAMES_PER_BLOCK));
-  };
-  for (std::size_t round = 0; round < nof_blocks; round += writers.size()) {
-    const std::size_t n = std::min(writers.size(), nof_blocks - round);
-    {
-      std::vector<std::jthread> helpers;
-      for (std::size_t t = 1; t < n; ++t) {
-        helpers.emplace_back(format, t, round + t);
+
+  /// `frames`, which follow `before` frames of the list.
+  template <class Take>
+  void format(std::span<const frame_result> frames, std::size_t before, Take&& take)
+  {
+    const std::size_t nof_blocks = (frames.size() + FRAMES_PER_BLOCK - 1) / FRAMES_PER_BLOCK;
+    auto one = [&](std::size_t t, std::size_t block) {
+      text_[t].clear();
+      const std::size_t begin = block * FRAMES_PER_BLOCK;
+      writers_[t].write(text_[t], frames.subspan(begin, std::min(frames.size() - begin, FRAMES_PER_BLOCK)), before + begin == 0);
+    };
+    for (std::size_t round = 0; round < nof_blocks; round += writers_.size()) {
+      const std::size_t n = std::min(writers_.size(), nof_blocks - round);
+      {
+        std::vector<std::jthread> helpers;
+        for (std::size_t t = 1; t < n; ++t) {
+          helpers.emplace_back(one, t, round + t);
+        }
+        one(0, round);
       }
-      format(0, round);
-    }
-    for (std::size_t t = 0; t < n; ++t) {
-      take(text[t]);
+      for (std::size_t t = 0; t < n; ++t) {
+        take(std::string_view(text_[t]));
+      }
     }
   }
-  std::string end;
-  writers.front().close(end, frames.empty());
-  take(end);
-}
 
-} // namespace
+  /// The list's end (the whole list when it held no frame).
+  std::string close(bool empty) const
+  {
+    std::string end;
+    writers_.front().close(end, empty);
+    return end;
+  }
 
-namespace {
+  int indent() const noexcept { return indent_; }
 
-/// The report's text around its frames: where they go in `text` ([at, at + size)).
-struct report_frame {
-  std::string text;
-  std::size_t at = 0, size = 0;
+private:
+  int indent_;
+  std::vector<frames_writer> writers_;
+  std::vector<std::string> text_;
 };
 
-report_frame report_around_frames(nlohmann::json report, int indent)
+/// The report's members other than "frames", as they follow the frame list: the
+/// object's text without its opening brace ("\n  \"backend\": ...\n}"), or its close
+/// alone when it has no other member.
+std::string members_after_frames(nlohmann::json report, int indent)
 {
-  // A mark where the frames go: a string no report field holds.
-  const std::string mark = "\"\\u0001whd-rx frames\\u0001\"";
-  report["frames"] = "\x01whd-rx frames\x01";
-  report_frame r{report.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace), 0, mark.size()};
-  r.at = r.text.find(mark);
-  if (r.at == std::string::npos) {
-    throw std::logic_error("dump_report: the frames' mark was not found in the report's text");
+  if (report.is_object()) {
+    report.erase("frames");
   }
-  return r;
+  if (!report.is_object() || report.empty()) {
+    return indent >= 0 ? "\n}" : "}";
+  }
+  std::string text = report.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  text.front() = ','; // "{" -> ",": the members follow the frames
+  return text;
 }
 
 } // namespace
+
+struct report_writer::state {
+  state(output o, int indent) : out(std::move(o)), formatter(std::clamp(indent, -1, 64)) {}
+
+  /// Writes `text` unless a write failed before.
+  void put(std::string_view text)
+  {
+    if (ok && !text.empty() && !out(text)) {
+      ok = false;
+      err = errno;
+    }
+  }
+
+  void loop()
+  {
+    std::vector<frame_result> batch;
+    for (;;) {
+      {
+        std::unique_lock lk(m);
+        cv.wait(lk, [&] { return !pending.empty() || closing; });
+        if (pending.empty()) {
+          return;
+        }
+        batch.swap(pending);
+      }
+      formatter.format(batch, written, [&](std::string_view t) { put(t); });
+      written += batch.size();
+      batch.clear();
+    }
+  }
+
+  output out;
+  frames_formatter formatter;
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<frame_result> pending; ///< handed over, not yet formatted
+  bool closing = false;
+  std::size_t written = 0; ///< frames formatted (the thread's)
+  std::size_t added = 0;   ///< frames handed over (the caller's)
+  bool ok = true;
+  int err = 0;
+  std::jthread thread; ///< last: started once the rest is made
+};
+
+report_writer::report_writer(output out, int indent) : s_(std::make_unique<state>(std::move(out), indent))
+{
+  const int in = s_->formatter.indent();
+  s_->put(in >= 0 ? "{\n" + std::string(std::size_t(in), ' ') + "\"frames\": " : std::string("{\"frames\":"));
+  s_->thread = std::jthread([st = s_.get()] { st->loop(); });
+}
+
+report_writer::~report_writer()
+{
+  if (s_ && s_->thread.joinable()) {
+    {
+      std::lock_guard lk(s_->m);
+      s_->closing = true;
+    }
+    s_->cv.notify_one();
+    s_->thread.join();
+  }
+}
+
+void report_writer::add(std::span<const frame_result> frames)
+{
+  if (frames.empty()) {
+    return;
+  }
+  {
+    std::lock_guard lk(s_->m);
+    s_->pending.insert(s_->pending.end(), frames.begin(), frames.end());
+  }
+  s_->added += frames.size();
+  s_->cv.notify_one();
+}
+
+std::size_t report_writer::size() const noexcept { return s_->added; }
+
+bool report_writer::finish(nlohmann::json report)
+{
+  {
+    std::lock_guard lk(s_->m);
+    s_->closing = true;
+  }
+  s_->cv.notify_one();
+  s_->thread.join();
+  const int indent = s_->formatter.indent();
+  s_->put(s_->formatter.close(s_->written == 0));
+  s_->put(members_after_frames(std::move(report), indent));
+  s_->put("\n");
+  errno = s_->ok ? 0 : s_->err;
+  return s_->ok;
+}
 
 std::string dump_report(nlohmann::json report, const std::vector<frame_result>& frames, int indent)
 {
-  indent = std::clamp(indent, -1, 64);
-  const report_frame r = report_around_frames(std::move(report), indent);
-  std::string out;
-  out.reserve(r.text.size() + frames.size() * (indent >= 0 ? 300 : 200));
-  out.append(r.text, 0, r.at);
-  write_frames(frames, indent, [&](const std::string& t) { out += t; });
-  out.append(r.text, r.at + r.size);
-  return out;
+  std::string text;
+  text.reserve(4096 + frames.size() * (indent >= 0 ? 300 : 200));
+  {
+    report_writer w(
+      [&](std::string_view t) {
+        text += t;
+        return true;
+      },
+      indent);
+    w.add(frames);
+    w.finish(std::move(report));
+  }
+  text.pop_back(); // finish's line break
+  return text;
 }
 
 bool write_report(std::FILE* file, nlohmann::json report, const std::vector<frame_result>& frames, int indent)
 {
-  indent = std::clamp(indent, -1, 64);
-  const report_frame r = report_around_frames(std::move(report), indent);
-  bool ok = true;
-  int err = 0;
-  auto put = [&](std::string_view s) {
-    if (ok && std::fwrite(s.data(), 1, s.size(), file) != s.size()) {
-      ok = false;
-      err = errno;
-    }
-  };
-  put(std::string_view(r.text).substr(0, r.at));
-  write_frames(frames, indent, put);
-  put(std::string_view(r.text).substr(r.at + r.size));
-  put("\n");
-  if (ok && std::fflush(file) != 0) {
-    ok = false;
-    err = errno;
-  }
-  errno = err;
-  return ok;
+  report_writer w(file_output(file), indent);
+  w.add(frames);
+  return w.finish(std::move(report));
+}
+
+report_writer::output file_output(std::FILE* file)
+{
+  return [file](std::string_view t) { return std::fwrite(t.data(), 1, t.size(), file) == t.size() && std::fflush(file) == 0; };
 }
 
 } // namespace whd::baseband

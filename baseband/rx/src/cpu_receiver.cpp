@@ -10,6 +10,7 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -160,6 +161,7 @@ public:
     look_ahead ahead;
     bool ready = false; // regions_[cur] holds the region at lo, filled by the look-ahead
     std::size_t cur = 0;
+    std::size_t handed = 0; // frames handed to rx_config::on_frames
     for (uint64_t lo = 0; lo < npos && !walk.ended();) {
       // Frames are whole in the result and the payload: a stop is honoured between regions.
       if (stop_raised()) {
@@ -223,9 +225,11 @@ public:
         res.interrupted = true;
         break;
       }
+      hand_over(res, handed); // a region's frames are whole once it is decoded
       lo = lo_next;
       cur = 1 - cur;
     }
+    hand_over(res, handed);
     if (progress && !res.interrupted) {
       progress(src.size(), src.size());
     }
@@ -235,6 +239,15 @@ public:
   }
 
 private:
+  /// Frames [from, end) of the result to rx_config::on_frames.
+  void hand_over(const receive_result& res, std::size_t& from) const
+  {
+    if (cfg_.on_frames && from < res.frames.size()) {
+      cfg_.on_frames(std::span<const frame_result>(res.frames).subspan(from));
+    }
+    from = res.frames.size();
+  }
+
   /// The data symbols of `frames` (results res.frames[index[k]]), in rounds of at most
   /// rx_config::symbols_per_batch symbols (memory stays bounded for long frames), each
   /// round's pieces spread over the threads, its bytes written in capture order.

@@ -127,6 +127,9 @@ struct chunk_slot {
   std::size_t count = 0;       ///< data symbols decoded from it
   std::size_t nof_carried = 0; ///< frame parameters carried in from earlier chunks
   std::vector<segment> segments;
+  /// Frames of the result that are whole once this chunk is written: those before
+  /// the first frame still open after it (every frame walked, if none is).
+  std::size_t final_frames = 0;
   bool busy = false; ///< handed out and not yet released
 };
 

@@ -32,6 +32,8 @@ public:
   void clear() { open_.clear(); }
   bool empty() const noexcept { return open_.empty(); }
   void add(open_frame&& o) { open_.push_back(std::move(o)); }
+  /// The result index of the first open frame (the frames stay in result order).
+  std::size_t first_result() const noexcept { return open_.front().result; }
 
   /// Lists into `s` (h_offsets, h_desc, segments, count, h_carry, nof_carried) the
   /// data symbols of the open frames whose windows lie in the chunk, in order, up

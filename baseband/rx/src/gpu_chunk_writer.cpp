@@ -5,9 +5,9 @@
 
 namespace whd::baseband::gpu {
 
-chunk_writer::chunk_writer(payload_sink& sink, const llr_output& llr, slot_ring& ring, datatype type, receive_result& res,
-                           std::mutex& res_m, stage_times& times)
-    : sink_(sink), llr_(llr), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times), thread_([this] { loop(); })
+chunk_writer::chunk_writer(payload_sink& sink, const llr_output& llr, const frames_fn& on_frames, slot_ring& ring, datatype type,
+                           receive_result& res, std::mutex& res_m, stage_times& times)
+    : sink_(sink), llr_(llr), on_frames_(on_frames), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times), thread_([this] { loop(); })
 {
 }
 
@@ -77,6 +77,20 @@ void chunk_writer::write(chunk_slot& s)
     llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));
     res_.llr_bytes += s.llr_bytes;
   }
+  hand_over(s.final_frames);
+}
+
+void chunk_writer::hand_over(std::size_t end)
+{
+  if (!on_frames_ || end <= handed_) {
+    return;
+  }
+  {
+    std::lock_guard lk(res_m_);
+    to_hand_.assign(res_.frames.begin() + std::ptrdiff_t(handed_), res_.frames.begin() + std::ptrdiff_t(end));
+  }
+  handed_ = end;
+  on_frames_(to_hand_);
 }
 
 void chunk_writer::write_payload(const chunk_slot& s)

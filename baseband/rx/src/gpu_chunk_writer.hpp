@@ -25,7 +25,7 @@ public:
   /// the writer's stage times go to times.wait_gpu and times.write_sink. On an
   /// error the writer fails the ring (acquire() rethrows it) and goes on releasing
   /// slots without writing.
-  chunk_writer(payload_sink& sink, const llr_output& llr, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m,
+  chunk_writer(payload_sink& sink, const llr_output& llr, const frames_fn& on_frames, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m,
                stage_times& times);
   ~chunk_writer() { finish(); }
   chunk_writer(const chunk_writer&) = delete;
@@ -35,6 +35,10 @@ public:
   void push(chunk_slot* s);
   /// Writes what was pushed, then stops the thread.
   void finish();
+  /// Frames [handed, end) of the result to rx_config::on_frames (copied under the
+  /// result's lock, handed over outside it); called by the writer after each chunk
+  /// (its final_frames) and by the receiver once the writer has finished.
+  void hand_over(std::size_t end);
   /// The writer's error, if any (after finish()).
   std::exception_ptr error() const noexcept { return error_; }
 
@@ -48,6 +52,9 @@ private:
 
   payload_sink& sink_;
   llr_output llr_;
+  const frames_fn& on_frames_;
+  std::size_t handed_ = 0;            ///< frames handed to on_frames_
+  std::vector<frame_result> to_hand_; ///< their copies, made under the result's lock
   slot_ring& ring_;
   datatype type_;
   receive_result& res_;

@@ -105,13 +105,14 @@ public:
     open_.clear();
     ring_.open();
     {
-      gpu::chunk_writer writer(sink, cfg_.llr, ring_, type_, res, res_m_, times_);
+      gpu::chunk_writer writer(sink, cfg_.llr, cfg_.on_frames, ring_, type_, res, res_m_, times_);
       decode_all(src, res, writer, progress); // on a throw, the writer finishes as it goes out of scope
       stage_timer t(times_.drain);
       writer.finish();
       if (writer.error()) {
         std::rethrow_exception(writer.error());
       }
+      writer.hand_over(res.frames.size()); // every frame is whole now
     }
     res.stage_seconds = {{"setup (buffers)", times_.setup},
                          {"read chunks (pread into pinned memory)", times_.read},
@@ -248,6 +249,7 @@ private:
         {
           stage_timer tm(times_.list);
           open_.list(s);
+          s.final_frames = open_.empty() ? res.frames.size() : open_.first_result();
         }
         submit_decode(s);
         writer.push(&s);

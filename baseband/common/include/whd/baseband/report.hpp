@@ -10,9 +10,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace whd::baseband {
@@ -85,23 +88,54 @@ nlohmann::json timing_json(const timing_description& t);
 /// frame's first, whose windows held any); per header failure "bad_samples"; and
 /// "interrupted" (the run was stopped: frames after the last listed were not searched);
 /// "resources" (resource_use: peak RSS, device and pinned memory, batch size).
-/// `with_frames` false leaves "frames" out, for dump_report to write them.
+/// `with_frames` false leaves "frames" out, for report_writer to write them.
 nlohmann::json make_report(const input_description& in, const receive_result& res, const timing_description& t,
                            const std::optional<truth_comparison>& truth = std::nullopt, bool with_frames = true);
 
-/// The report as text, as `report.dump(indent)` writes it (-1: compact), with
-/// `frames` as its "frames" (written in place of whatever `report` holds there).
-/// The frames go straight from the results to the text instead of through a JSON
-/// object each, whose making and writing cost some 3 us a frame: on a capture of
-/// short packets, more than the frame's air time. Numbers keep their values (a
+/// The report's text written as a run goes: its "frames" first, as the receiver
+/// hands them over (rx_config::on_frames), formatted and written by a thread of its
+/// own (some 16 000 frames a thread when that many wait: a capture of a million
+/// short frames has a report of some 300-500 MB, which written after the run took
+/// longer than the run's decode), then the rest of the report once the run is over.
+/// The text reads back as make_report's JSON with those frames; its layout is
+/// nlohmann's dump(indent) (-1: compact) but for "frames" coming first. The frames
+/// go straight from the results to the text instead of through a JSON object each,
+/// whose making and writing cost some 3 us a frame. Numbers keep their values (a
 /// non-finite one is null, as nlohmann writes it); invalid UTF-8 in strings becomes
 /// U+FFFD.
+class report_writer {
+public:
+  /// Writes its text, returns false when it could not (errno says why).
+  using output = std::function<bool(std::string_view)>;
+
+  /// Writes the report's opening; the thread starts.
+  report_writer(output out, int indent);
+  /// Stops the thread; frames handed over and not yet written are dropped.
+  ~report_writer();
+  report_writer(const report_writer&) = delete;
+  report_writer& operator=(const report_writer&) = delete;
+
+  /// The next frames of the list (copied), from one thread at a time.
+  void add(std::span<const frame_result> frames);
+  /// Frames handed over so far.
+  std::size_t size() const noexcept;
+  /// Writes the frames handed over, then the rest of `report` (whatever it holds as
+  /// "frames" is left out) and a line break. Returns false when a write failed,
+  /// at this call or before it (errno says why); nothing is written after one.
+  bool finish(nlohmann::json report);
+
+private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
+
+/// An output that writes to `file` and flushes it.
+report_writer::output file_output(std::FILE* file);
+
+/// report_writer's text of `report` with `frames`, without the final line break.
 std::string dump_report(nlohmann::json report, const std::vector<frame_result>& frames, int indent);
 
-/// dump_report's text and a line break written to `file` as it is made, some
-/// 16 000 frames at a time (a capture of a million short frames has a report of some
-/// 300 MB; several threads format its frames, a block each, and they are written in
-/// order).
+/// report_writer's text of `report` with `frames` written to `file`.
 /// Returns false when a write failed (errno says why).
 bool write_report(std::FILE* file, nlohmann::json report, const std::vector<frame_result>& frames, int indent);
 

@@ -56,6 +56,37 @@ struct llr_output {
   float scale = 4.0f;
 };
 
+/// Consecutive data symbols of a frame: first is 0 for the frame's first data symbol.
+struct symbol_run {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  friend bool operator==(const symbol_run&, const symbol_run&) = default;
+};
+
+/// One accepted frame (profile §9 "frames").
+struct frame_result {
+  uint64_t start = 0;            ///< first preamble sample (guard included), as located
+  profile::modulation mod = profile::modulation::qpsk;
+  uint32_t nd = 0;               ///< data symbols announced by the header
+  uint8_t seq = 0;               ///< frame sequence number
+  uint32_t symbols = 0;          ///< whole data symbols decoded (< nd when truncated)
+  bool truncated = false;        ///< the capture ended inside the frame
+  double cfo_Hz = 0.0;           ///< carrier frequency offset estimate
+  double snr_dB = 0.0;           ///< preamble SNR, signal over whole-band noise (as whd-tx states SNR)
+  uint64_t payload_offset = 0;   ///< first byte of this frame in the payload file
+  uint64_t payload_bytes = 0;    ///< bytes written for this frame
+  /// Non-finite samples (NaN or Inf in I or Q) in the FFT windows the frame was
+  /// decoded from (preamble, header, data symbols decoded): each was taken as 0.
+  /// Non-zero marks a frame whose bits may be wrong where they lie.
+  uint64_t bad_samples = 0;
+  /// The data symbols whose FFT windows held any of them, in order: their payload
+  /// bytes are written (the payload stays whole symbols) but are unreliable.
+  std::vector<symbol_run> bad_symbols;
+};
+
+/// Frames handed over as a run goes (rx_config::on_frames).
+using frames_fn = std::function<void(std::span<const frame_result>)>;
+
 /// Set-up parameters of the receive chain, shared by every backend so that
 /// they make the same decisions.
 struct rx_config {
@@ -89,34 +120,12 @@ struct rx_config {
   /// Soft output beside the payload (none unless llr.sink is set; the sink must
   /// outlive run()).
   llr_output llr;
-};
-
-/// Consecutive data symbols of a frame: first is 0 for the frame's first data symbol.
-struct symbol_run {
-  uint32_t first = 0;
-  uint32_t count = 0;
-  friend bool operator==(const symbol_run&, const symbol_run&) = default;
-};
-
-/// One accepted frame (profile §9 "frames").
-struct frame_result {
-  uint64_t start = 0;            ///< first preamble sample (guard included), as located
-  profile::modulation mod = profile::modulation::qpsk;
-  uint32_t nd = 0;               ///< data symbols announced by the header
-  uint8_t seq = 0;               ///< frame sequence number
-  uint32_t symbols = 0;          ///< whole data symbols decoded (< nd when truncated)
-  bool truncated = false;        ///< the capture ended inside the frame
-  double cfo_Hz = 0.0;           ///< carrier frequency offset estimate
-  double snr_dB = 0.0;           ///< preamble SNR, signal over whole-band noise (as whd-tx states SNR)
-  uint64_t payload_offset = 0;   ///< first byte of this frame in the payload file
-  uint64_t payload_bytes = 0;    ///< bytes written for this frame
-  /// Non-finite samples (NaN or Inf in I or Q) in the FFT windows the frame was
-  /// decoded from (preamble, header, data symbols decoded): each was taken as 0.
-  /// Non-zero marks a frame whose bits may be wrong where they lie.
-  uint64_t bad_samples = 0;
-  /// The data symbols whose FFT windows held any of them, in order: their payload
-  /// bytes are written (the payload stays whole symbols) but are unreliable.
-  std::vector<symbol_run> bad_symbols;
+  /// Frames as they become final, for a report written while the run goes (may be
+  /// empty): called in capture order, from one thread at a time, with every frame
+  /// of the result exactly once (after its payload was handed to the sink), the
+  /// last ones before run() returns. The span lives for the call only. A run that
+  /// throws may stop calling it at any point.
+  frames_fn on_frames;
 };
 
 /// A preamble whose header was rejected (profile §4).

@@ -63,7 +63,7 @@ std::optional<double> seconds_since_process_start();
 /// `seconds` the run's wall time end to end (capture opened to payload written).
 /// With `split`, the timing also holds setup_seconds, decode_seconds, wall_seconds,
 /// air_seconds (capture samples / sample rate) and x_realtime_air (air over wall).
-/// `with_frames` false leaves the frames to dump_report (report.hpp), the fast way
+/// `with_frames` false leaves the frames to report_writer (report.hpp), the fast way
 /// for captures of many frames.
 nlohmann::json make_run_report(const std::string& capture, const transport::capture_info& info, const receive_result& res,
                                std::string_view backend, double seconds,
