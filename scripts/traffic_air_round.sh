@@ -11,6 +11,10 @@
 # Usage (device `carry: ["dist"]`): scripts/traffic_air_round.sh dist [COPIES] [REPEATS] [SHAPES...]
 # Writes $OUT/traffic-air.md and traffic-x1.{md,json} (or ./out-air); the x1 captures
 # stay in $WHD_SHAPES. WHD_PAYLOAD_WRITE (default auto) is whd-rx's --payload-write.
+# WHD_REPORTS (default "file") lists where the report goes, a row each, the forms
+# taking turns within each repeat: file = --report FILE (its frames written while
+# the capture decodes), stdout = standard output redirected to that file (written
+# after the run).
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
 copies=${2:-16}
@@ -29,6 +33,7 @@ log=$final/traffic-air.log
 : >"$log"
 list=$(IFS=,; echo "${shapes[*]}")
 pw=${WHD_PAYLOAD_WRITE:-auto}
+read -r -a reports <<<"${WHD_REPORTS:-file}"
 # The x1 captures, and their own whole-process rows ($OUT/traffic-x1.md).
 "$dist/bin/whd-bench" traffic --shapes "$list" --types ci8 --backends gpu --repeats "$repeats" --rx "$dist/bin/whd-rx" --dir "$src" \
   --markdown "$final/traffic-x1.md" --json "$final/traffic-x1.json" >>"$log" 2>&1
@@ -37,14 +42,15 @@ pw=${WHD_PAYLOAD_WRITE:-auto}
   echo
   echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
   echo "Command: \`scripts/traffic_air_round.sh dist $copies $repeats ${shapes[*]}\`: $copies copies of each \`whd-bench traffic\` ci8 capture end to end"
-  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -v -o /dev/shm/... --payload-write $pw --report FILE\` (stage times in traffic-air.log), median of $repeats processes timed from outside."
+  echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -v -o /dev/shm/... --payload-write $pw --report FILE\` (report: file) or \`... >FILE\`"
+  echo "(report: stdout), stage times in traffic-air.log; median of $repeats processes timed from outside, the report forms taking turns."
   echo
-  echo "| shape | GB | air [s] | frames | data symbols | whole process [s] | x real time (air) | ns / data symbol | report: setup / decode [s] | decode region x real time (air) | payload = truth |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"
+  echo "| shape | report | GB | air [s] | frames | data symbols | whole process [s] | x real time (air) | ns / data symbol | report: setup / decode [s] | decode region x real time (air) | payload = truth |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"
 } >"$md"
 for shape in "${shapes[@]}"; do
   base=$src/$shape-ci8
-  [[ -f $base.sigmf-data ]] || { echo "| $shape | no capture | | | | | | | | | |" >>"$md"; continue; }
+  [[ -f $base.sigmf-data ]] || { echo "| $shape | | no capture | | | | | | | | | |" >>"$md"; continue; }
   cap=$work/$shape.ci8
   truth=$work/$shape.truth
   rm -f "$cap" "$truth"
@@ -52,35 +58,45 @@ for shape in "${shapes[@]}"; do
     cat "$base.sigmf-data" >>"$cap"
     cat "$base.truth" >>"$truth"
   done
-  times=()
+  declare -A times=()
+  same=
   for ((r = 0; r < repeats; r++)); do
-    t0=$(date +%s.%N)
-    "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --payload-write "$pw" --report "$work/report.$r.json" 2>>"$log"
-    rc=$?
-    t1=$(date +%s.%N)
-    times+=("$(python3 -c "print($t1 - $t0)") $r $rc")
-    if ((r == 0)); then
-      cmp -s "$work/payload.bin" "$truth" && same=yes || same="no ($(cmp "$work/payload.bin" "$truth" 2>&1 | head -c 120))"
-    fi
-    rm -f "$work/payload.bin"
+    for form in "${reports[@]}"; do
+      t0=$(date +%s.%N)
+      if [[ $form == stdout ]]; then
+        "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --payload-write "$pw" >"$work/report.$form.$r.json" 2>>"$log"
+      else
+        "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --payload-write "$pw" --report "$work/report.$form.$r.json" 2>>"$log"
+      fi
+      rc=$?
+      t1=$(date +%s.%N)
+      times[$form]+="$(python3 -c "print($t1 - $t0)") $r $rc"$'\n'
+      if [[ -z $same ]]; then
+        cmp -s "$work/payload.bin" "$truth" && same=yes || same="no ($(cmp "$work/payload.bin" "$truth" 2>&1 | head -c 120))"
+      fi
+      rm -f "$work/payload.bin"
+    done
   done
-  med=$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((repeats + 1) / 2))p")
-  python3 - "$med" "$work" "$cap" "$shape" "$same" >>"$md" <<'PY'
+  for form in "${reports[@]}"; do
+    med=$(printf '%s' "${times[$form]}" | sort -n | sed -n "$(((repeats + 1) / 2))p")
+    python3 - "$med" "$work" "$cap" "$shape" "$same" "$form" >>"$md" <<'PY'
 import json, os, sys
-med, work, cap, shape, same = sys.argv[1:6]
+med, work, cap, shape, same, form = sys.argv[1:7]
 secs, r, rc = med.split()
 secs = float(secs)
 if rc != "0":
-    print(f"| {shape} | failed (rc {rc}) | | | | | | | | | |")
+    print(f"| {shape} | {form} | failed (rc {rc}) | | | | | | | | | |")
     sys.exit()
-rep = json.load(open(f"{work}/report.{r}.json"))
+rep = json.load(open(f"{work}/report.{form}.{r}.json"))
 t = rep["timing"]
 air = t["air_seconds"]
 n = rep["timing"]["data_symbols"]
 gb = os.path.getsize(cap) / 1e9
-print(f"| {shape} | {gb:.1f} | {air:.3f} | {len(rep['frames'])} | {n} | {secs:.3f} | {air / secs:.2f} | {secs * 1e9 / n:.1f} | "
+print(f"| {shape} | {form} | {gb:.1f} | {air:.3f} | {len(rep['frames'])} | {n} | {secs:.3f} | {air / secs:.2f} | {secs * 1e9 / n:.1f} | "
       f"{t['setup_seconds']:.3f} / {t['decode_seconds']:.3f} | {air / t['decode_seconds']:.2f} | {same} |")
 PY
+  done
+  unset times
   rm -f "$cap" "$truth" "$work"/report.*.json
 done
 cat "$md"
