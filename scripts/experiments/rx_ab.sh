@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Two whd-rx builds, taking turns, the whole process on the captures users wait on
+# most for set-up: long frames (16 x 65 536, 16-QAM) as ci8 and as cf32 and tiny
+# frames (100 000 x 4) as ci8, each as whd-bench traffic makes them (a quarter second
+# of air), and the ci8 long frames 16 times end to end (about 4 s of air, raw ci8).
+# GPU backend, payload and report into /dev/shm. Per run: wall time from outside and
+# the report's set-up and decode; then the medians per build and capture, and whether
+# the two builds' payloads and frames are the same.
+# Usage (device, carry dist): scripts/experiments/rx_ab.sh dist RX_A RX_B [REPEATS]
+set -uo pipefail
+dist=${1:-dist} a=$2 b=$3 repeats=${4:-5}
+export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+d=/dev/shm/whd-ab
+mkdir -p $d
+tx=$dist/bin/whd-tx
+[[ -f $d/long-ci8.sigmf-meta ]] || $tx -o $d/long-ci8 -d ci8 --mod qam16 --frames 16 --nd 65536 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
+[[ -f $d/long-cf32.sigmf-meta ]] || $tx -o $d/long-cf32 -d cf32_le --mod qam16 --frames 16 --nd 65536 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
+[[ -f $d/tiny-ci8.sigmf-meta ]] || $tx -o $d/tiny-ci8 -d ci8 --mod qam16 --frames 100000 --nd 4 --snr-db 30 --seed 7 >/dev/null 2>&1 &
+wait
+[[ -f $d/long16.ci8 ]] || for i in $(seq 16); do cat $d/long-ci8.sigmf-data; done >$d/long16.ci8
+echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; $(date -u +%FT%TZ)"
+echo "A = $a, B = $b; $repeats turns each"
+runs=$d/runs.txt
+: >$runs
+for rep in $(seq "$repeats"); do
+  for cap in long-ci8.sigmf-meta long-cf32.sigmf-meta tiny-ci8.sigmf-meta long16.ci8; do
+    order="A B"
+    ((rep % 2)) || order="B A" # each build goes first in every other turn
+    for v in $order; do
+      rx=$a
+      [[ $v == B ]] && rx=$b
+      t0=$(date +%s.%N)
+      "$rx" $d/$cap --backend gpu -q -o $d/out-$v.bin --report $d/rep-$v.json
+      rc=$?
+      t1=$(date +%s.%N)
+      python3 - "$v" "$cap" "$rc" "$t0" "$t1" "$d" >>$runs <<'PY'
+import json, sys
+v, cap, rc, t0, t1, d = sys.argv[1:]
+t = json.load(open(f"{d}/rep-{v}.json"))["timing"] if rc == "0" else {}
+print(v, cap, rc, round(float(t1) - float(t0), 4), round(t.get("setup_seconds", -1), 4), round(t.get("decode_seconds", -1), 4), t.get("air_seconds", 0))
+PY
+    done
+    cmp -s $d/out-A.bin $d/out-B.bin && same=yes || same=NO
+    python3 -c "import json,sys; a=json.load(open('$d/rep-A.json'))['frames']; b=json.load(open('$d/rep-B.json'))['frames']; sys.exit(a!=b)" && fr=yes || fr=NO
+    echo "same $cap payload $same frames $fr" >>$runs
+  done
+done
+grep "^same" $runs | sort | uniq -c
+python3 - "$runs" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("same")]
+print("| capture | build | runs | failed | whole process [s] (median, min..max) | set-up [s] | decode [s] | x real time (air), whole |")
+print("|---|---|---:|---:|---|---:|---:|---:|")
+for cap in dict.fromkeys(r[1] for r in rows):
+    for v in "AB":
+        rs = [r for r in rows if r[0] == v and r[1] == cap]
+        ok = [r for r in rs if r[2] == "0"]
+        if not ok:
+            print(f"| {cap} | {v} | {len(rs)} | {len(rs)} | | | | |")
+            continue
+        w = [float(r[3]) for r in ok]
+        med = statistics.median(w)
+        print(f"| {cap} | {v} | {len(rs)} | {len(rs) - len(ok)} | {med:.3f} ({min(w):.3f}..{max(w):.3f}) | "
+              f"{statistics.median(float(r[4]) for r in ok):.3f} | {statistics.median(float(r[5]) for r in ok):.3f} | {float(ok[0][6]) / med:.3f} |")
+PY
