@@ -32,6 +32,19 @@ void check_nothrow(cudaError_t code, const char* expr, const char* file, int lin
 int device_count() noexcept;
 /// Why no device is usable ("" when one is), for skip messages and errors.
 std::string no_device_reason();
+/// Page-locked host memory of `bytes` bytes (uninitialised), for pinned_buffer. From
+/// PINNED_REGISTER_FROM bytes on it is anonymous memory (transparent huge pages asked
+/// for, not inherited by a child process), its pages made by several threads, then
+/// registered with the driver: on the H100's host 147 MiB took 11-18 ms that way
+/// against 76-107 ms from cudaMallocHost, copied to the device at the same rate
+/// (scripts/experiments/cuda_start_probe.cu). Smaller buffers, or where registration
+/// is refused, come from cudaMallocHost. `registered` says which, for pinned_free.
+void* pinned_alloc(std::size_t bytes, bool& registered);
+/// Frees what pinned_alloc gave.
+void pinned_free(void* p, std::size_t bytes, bool registered) noexcept;
+/// The size from which pinned_alloc registers anonymous memory.
+inline constexpr std::size_t PINNED_REGISTER_FROM = std::size_t(4) << 20;
+
 /// Creates the primary context of `device` now, if there is one (the first CUDA
 /// call that needs it would otherwise, and that takes a few hundred ms): so that a
 /// thread can pay for it while the caller does other work. Errors are left to the
@@ -121,19 +134,21 @@ public:
   explicit pinned_buffer(std::size_t count) : count_(count)
   {
     if (count_ > 0) {
-      void* p = nullptr;
-      WHD_CUDA_CHECK(cudaMallocHost(&p, count_ * sizeof(T)));
-      ptr_ = static_cast<T*>(p);
+      ptr_ = static_cast<T*>(pinned_alloc(count_ * sizeof(T), registered_));
     }
   }
   ~pinned_buffer() { reset(); }
-  pinned_buffer(pinned_buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  pinned_buffer(pinned_buffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)), registered_(std::exchange(o.registered_, false))
+  {
+  }
   pinned_buffer& operator=(pinned_buffer&& o) noexcept
   {
     if (this != &o) {
       reset();
       ptr_ = std::exchange(o.ptr_, nullptr);
       count_ = std::exchange(o.count_, 0);
+      registered_ = std::exchange(o.registered_, false);
     }
     return *this;
   }
@@ -151,13 +166,15 @@ private:
   void reset() noexcept
   {
     if (ptr_ != nullptr) {
-      WHD_CUDA_CHECK_NOTHROW(cudaFreeHost(ptr_));
+      pinned_free(ptr_, count_ * sizeof(T), registered_);
       ptr_ = nullptr;
       count_ = 0;
+      registered_ = false;
     }
   }
   T* ptr_ = nullptr;
   std::size_t count_ = 0;
+  bool registered_ = false; ///< pinned_alloc's: registered anonymous memory
 };
 
 /// Non-owning stream handle (the default stream when empty).
