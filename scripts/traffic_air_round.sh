@@ -14,7 +14,7 @@
 # WHD_REPORTS (default "file") lists where the report goes, a row each, the forms
 # taking turns within each repeat: file = --report FILE (its frames written while
 # the capture decodes), stdout = standard output redirected to that file (written
-# after the run).
+# after the run); each form goes first in every other repeat.
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
 copies=${2:-16}
@@ -61,7 +61,12 @@ for shape in "${shapes[@]}"; do
   declare -A times=()
   same=
   for ((r = 0; r < repeats; r++)); do
-    for form in "${reports[@]}"; do
+    order=("${reports[@]}")
+    if ((r % 2)); then # each form goes first in every other repeat (the first run after the copy reads slower)
+      order=()
+      for ((k = ${#reports[@]} - 1; k >= 0; k--)); do order+=("${reports[k]}"); done
+    fi
+    for form in "${order[@]}"; do
       t0=$(date +%s.%N)
       if [[ $form == stdout ]]; then
         "$dist/bin/whd-rx" "$cap" --backend gpu -v -o "$work/payload.bin" --payload-write "$pw" >"$work/report.$form.$r.json" 2>>"$log"
