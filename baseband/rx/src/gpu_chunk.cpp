@@ -5,9 +5,11 @@
 #include "gpu_window_gather.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <exception>
 #include <span>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace whd::baseband::gpu {
 
@@ -82,12 +84,31 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
       // Candidates: a frame gives a few, a tone or a DC offset one a symbol; twice
       // that per symbol of the chunk and some to spare (the search flags more).
       const std::size_t max_cands = std::size_t(std::min<uint64_t>(2 * (per / CHUNK_L) + 256, 1 << 20));
-      for (std::size_t i = 0; i < wanted; ++i) {
-        // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
-        const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
-        WHD_CUDA_CHECK(cudaSetDevice(device));
-        slots_.push_back(std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg));
+      // The slots are made at once, a thread each: their page-locked buffers' pages
+      // and registrations, device buffers and streams do not wait for each other's.
+      slots_.resize(wanted);
+      std::vector<std::exception_ptr> failed(wanted);
+      {
+        std::vector<std::jthread> makers;
+        for (std::size_t i = 0; i < wanted; ++i) {
+          makers.emplace_back([&, i] {
+            try {
+              // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
+              const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
+              WHD_CUDA_CHECK(cudaSetDevice(device));
+              slots_[i] = std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg);
+            } catch (...) {
+              failed[i] = std::current_exception();
+            }
+          });
+        }
       }
+      for (const auto& e : failed) {
+        if (e) {
+          std::rethrow_exception(e); // the first slot's failure, below as if made in turn
+        }
+      }
+      WHD_CUDA_CHECK(cudaSetDevice(gcfg.device)); // this thread's device, as the makers' were
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
                     " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / CHUNK_L));
