@@ -8,6 +8,7 @@
 #include <exception>
 #include <span>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -89,22 +90,28 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
       slots_.resize(wanted);
       std::vector<std::exception_ptr> failed(wanted);
       {
+        auto make_slot = [&](std::size_t i) {
+          try {
+            // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
+            const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
+            WHD_CUDA_CHECK(cudaSetDevice(device));
+            slots_[i] = std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg);
+          } catch (...) {
+            failed[i] = std::current_exception();
+          }
+        };
         std::vector<std::jthread> makers;
         for (std::size_t i = 0; i < wanted; ++i) {
-          makers.emplace_back([&, i] {
-            try {
-              // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
-              const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
-              WHD_CUDA_CHECK(cudaSetDevice(device));
-              slots_[i] = std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg);
-            } catch (...) {
-              failed[i] = std::current_exception();
-            }
-          });
+          try {
+            makers.emplace_back(make_slot, i);
+          } catch (const std::system_error&) {
+            make_slot(i); // no thread to be had: made here
+          }
         }
       }
       for (const auto& e : failed) {
         if (e) {
+          slots_.clear(); // none half made stays for a later run to take
           std::rethrow_exception(e); // the first slot's failure, below as if made in turn
         }
       }
