@@ -37,7 +37,8 @@ for rep in $(seq "$repeats"); do
 import json, sys
 v, cap, rc, t0, t1, d = sys.argv[1:]
 t = json.load(open(f"{d}/rep-{v}.json"))["timing"] if rc == "0" else {}
-print(v, cap, rc, round(float(t1) - float(t0), 4), round(t.get("setup_seconds", -1), 4), round(t.get("decode_seconds", -1), 4), t.get("air_seconds", 0))
+print(v, cap, rc, round(float(t1) - float(t0), 4), round(t.get("setup_seconds", -1), 4), round(t.get("decode_seconds", -1), 4), t.get("air_seconds", 0),
+      t.get("data_symbols", 0))
 PY
     done
     cmp -s $d/out-A.bin $d/out-B.bin && same=yes || same=NO
@@ -49,17 +50,18 @@ grep "^same" $runs | sort | uniq -c
 python3 - "$runs" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("same")]
-print("| capture | build | runs | failed | whole process [s] (median, min..max) | set-up [s] | decode [s] | x real time (air), whole |")
-print("|---|---|---:|---:|---|---:|---:|---:|")
+print("| capture | build | runs | failed | whole process [s] (median, min..max) | set-up [s] | decode [s] | x real time (air), whole | ns / data symbol, whole |")
+print("|---|---|---:|---:|---|---:|---:|---:|---:|")
 for cap in dict.fromkeys(r[1] for r in rows):
     for v in "AB":
         rs = [r for r in rows if r[0] == v and r[1] == cap]
         ok = [r for r in rs if r[2] == "0"]
         if not ok:
-            print(f"| {cap} | {v} | {len(rs)} | {len(rs)} | | | | |")
+            print(f"| {cap} | {v} | {len(rs)} | {len(rs)} | | | | | |")
             continue
         w = [float(r[3]) for r in ok]
         med = statistics.median(w)
         print(f"| {cap} | {v} | {len(rs)} | {len(rs) - len(ok)} | {med:.3f} ({min(w):.3f}..{max(w):.3f}) | "
-              f"{statistics.median(float(r[4]) for r in ok):.3f} | {statistics.median(float(r[5]) for r in ok):.3f} | {float(ok[0][6]) / med:.3f} |")
+              f"{statistics.median(float(r[4]) for r in ok):.3f} | {statistics.median(float(r[5]) for r in ok):.3f} | {float(ok[0][6]) / med:.3f} | "
+              f"{med * 1e9 / max(int(ok[0][7]), 1):.1f} |")
 PY
