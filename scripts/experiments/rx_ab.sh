@@ -5,7 +5,8 @@
 # of air), and the ci8 long frames 16 times end to end (about 4 s of air, raw ci8).
 # GPU backend, payload and report into /dev/shm. Per run: wall time from outside and
 # the report's set-up and decode; then the medians per build and capture, and whether
-# the two builds' payloads and frames are the same.
+# the two builds' payloads and frames are the same. WHD_AB_CAPS names other captures
+# among those (tiny16.ci8: the tiny frames 16 times, 1.6 million frames in 4 s of air).
 # Usage (device, carry dist): scripts/experiments/rx_ab.sh dist RX_A RX_B [REPEATS]
 set -uo pipefail
 dist=${1:-dist} a=$2 b=$3 repeats=${4:-5}
@@ -17,13 +18,17 @@ tx=$dist/bin/whd-tx
 [[ -f $d/long-cf32.sigmf-meta ]] || $tx -o $d/long-cf32 -d cf32_le --mod qam16 --frames 16 --nd 65536 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
 [[ -f $d/tiny-ci8.sigmf-meta ]] || $tx -o $d/tiny-ci8 -d ci8 --mod qam16 --frames 100000 --nd 4 --snr-db 30 --seed 7 >/dev/null 2>&1 &
 wait
-[[ -f $d/long16.ci8 ]] || for i in $(seq 16); do cat $d/long-ci8.sigmf-data; done >$d/long16.ci8
+caps=${WHD_AB_CAPS:-long-ci8.sigmf-meta long-cf32.sigmf-meta tiny-ci8.sigmf-meta long16.ci8}
+for big in long16 tiny16; do
+  [[ " $caps " == *" $big.ci8 "* && ! -f $d/$big.ci8 ]] || continue
+  for i in $(seq 16); do cat $d/${big%16}-ci8.sigmf-data; done >$d/$big.ci8
+done
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; $(date -u +%FT%TZ)"
 echo "A = $a, B = $b; $repeats turns each"
 runs=$d/runs.txt
 : >$runs
 for rep in $(seq "$repeats"); do
-  for cap in long-ci8.sigmf-meta long-cf32.sigmf-meta tiny-ci8.sigmf-meta long16.ci8; do
+  for cap in $caps; do
     order="A B"
     ((rep % 2)) || order="B A" # each build goes first in every other turn
     for v in $order; do

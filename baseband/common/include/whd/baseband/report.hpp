@@ -95,10 +95,11 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
 /// The report's text written as a run goes: its "frames" first, as the receiver
 /// hands them over (rx_config::on_frames), formatted and written by a thread of its
 /// own (some 16 000 frames a thread when that many wait: a capture of a million
-/// short frames has a report of some 300-500 MB, which written after the run took
+/// short frames has a report of some 200-300 MB, which written after the run took
 /// longer than the run's decode), then the rest of the report once the run is over.
 /// The text reads back as make_report's JSON with those frames; its layout is
-/// nlohmann's dump(indent) (-1: compact) but for "frames" coming first. The frames
+/// nlohmann's dump(indent) (-1: compact) but for "frames" coming first and each frame
+/// written compact on a line of its own (one line a frame at any indent). The frames
 /// go straight from the results to the text instead of through a JSON object each,
 /// whose making and writing cost some 3 us a frame. Numbers keep their values (a
 /// non-finite one is null, as nlohmann writes it); invalid UTF-8 in strings becomes
