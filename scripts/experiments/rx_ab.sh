@@ -6,7 +6,8 @@
 # GPU backend, payload and report into /dev/shm. Per run: wall time from outside and
 # the report's set-up and decode; then the medians per build and capture, and whether
 # the two builds' payloads and frames are the same. WHD_AB_CAPS names other captures
-# among those (tiny16.ci8: the tiny frames 16 times, 1.6 million frames in 4 s of air).
+# among those (tiny16.ci8: the tiny frames 16 times, 1.6 million frames in 3 s of air;
+# packets-ci8.sigmf-meta, 20 000 x 52 as whd-bench traffic makes them, and packets16.ci8).
 # Usage (device, carry dist): scripts/experiments/rx_ab.sh dist RX_A RX_B [REPEATS]
 set -uo pipefail
 dist=${1:-dist} a=$2 b=$3 repeats=${4:-5}
@@ -17,9 +18,11 @@ tx=$dist/bin/whd-tx
 [[ -f $d/long-ci8.sigmf-meta ]] || $tx -o $d/long-ci8 -d ci8 --mod qam16 --frames 16 --nd 65536 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
 [[ -f $d/long-cf32.sigmf-meta ]] || $tx -o $d/long-cf32 -d cf32_le --mod qam16 --frames 16 --nd 65536 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
 [[ -f $d/tiny-ci8.sigmf-meta ]] || $tx -o $d/tiny-ci8 -d ci8 --mod qam16 --frames 100000 --nd 4 --snr-db 30 --seed 7 >/dev/null 2>&1 &
-wait
 caps=${WHD_AB_CAPS:-long-ci8.sigmf-meta long-cf32.sigmf-meta tiny-ci8.sigmf-meta long16.ci8}
-for big in long16 tiny16; do
+[[ " $caps " != *" packets"* || -f $d/packets-ci8.sigmf-meta ]] ||
+  $tx -o $d/packets-ci8 -d ci8 --mod qpsk,qam16 --frames 20000 --nd 52 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
+wait
+for big in long16 tiny16 packets16; do
   [[ " $caps " == *" $big.ci8 "* && ! -f $d/$big.ci8 ]] || continue
   for i in $(seq 16); do cat $d/${big%16}-ci8.sigmf-data; done >$d/$big.ci8
 done
