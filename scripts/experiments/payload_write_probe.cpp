@@ -13,6 +13,11 @@
 //                then copied into: the copy without its page faults
 //   memcpy xT    T threads copying into memory already faulted in: the host's copy
 //                ceiling, no file system at all
+//   ahead: fallocate+pwrite xT, ahead: fallocate+mmap xT, ahead: populate+mmap xT
+//                a helper thread makes the file's pages (fallocate; or faults them into
+//                the mapping, MADV_POPULATE_WRITE) 8 MiB at a time, up to 256 MiB ahead
+//                of the writes, while T threads write behind it: can making the pages
+//                and filling them overlap, as they cannot within one thread?
 // Median of 3 runs each; the file is removed between runs.
 // Build: g++ -O2 -std=c++20 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
 // Usage: payload_write_probe PATH THREADS MIB
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -103,6 +109,57 @@ int main(int argc, char** argv)
     ::munmap(m, bytes);
     return ::close(fd) == 0 && ok;
   };
+  // A helper making the pages of [0, bytes) ahead of the writes, `step` at a time.
+  constexpr std::size_t STEP = std::size_t(8) << 20, AHEAD = std::size_t(256) << 20;
+  auto ahead = [&](const std::function<bool(std::size_t, std::size_t)>& make, const std::function<bool(std::size_t)>& write_piece) {
+    std::atomic<std::size_t> made{0}, written{0};
+    std::atomic<bool> ok{true};
+    std::thread helper([&] {
+      for (std::size_t o = 0; o < bytes && ok; o += STEP) {
+        while (o >= written.load() + AHEAD && ok) {
+          std::this_thread::yield();
+        }
+        if (!make(o, std::min(bytes, o + STEP))) {
+          ok = false;
+        }
+        made = std::min(bytes, o + STEP);
+      }
+    });
+    for (std::size_t o = 0; o < bytes && ok; o += PIECE) {
+      while (made.load() < std::min(bytes, o + PIECE) && ok) {
+        std::this_thread::yield();
+      }
+      if (!write_piece(o)) {
+        ok = false;
+      }
+      written = o + PIECE;
+    }
+    helper.join();
+    return ok.load();
+  };
+  auto ahead_mapped = [&](bool populate) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
+      return false;
+    }
+    auto* m = static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    if (m == MAP_FAILED) {
+      return false;
+    }
+    const bool ok = ahead(
+        [&](std::size_t lo, std::size_t hi) {
+          return populate ? ::madvise(m + lo, hi - lo, MADV_POPULATE_WRITE) == 0 : ::fallocate(fd, 0, off_t(lo), off_t(hi - lo)) == 0;
+        },
+        [&](std::size_t o) {
+          parallel(nt, [&](unsigned i) {
+            auto [lo, hi] = share(i);
+            std::memcpy(m + o + lo, src + lo, hi - lo);
+          });
+          return true;
+        });
+    ::munmap(m, bytes);
+    return ::close(fd) == 0 && ok;
+  };
   std::vector<char> sink_mem(bytes, 0); // faulted in here, before any timing
   const std::vector<way> ways{
       {"fwrite", [&] {
@@ -172,6 +229,23 @@ int main(int argc, char** argv)
          }
          return ::close(fd) == 0 && ok;
        }},
+      {"ahead: fallocate+pwrite" + tn, [&] {
+         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+         const bool ok = fd >= 0 && ahead([&](std::size_t lo, std::size_t hi) { return ::fallocate(fd, 0, off_t(lo), off_t(hi - lo)) == 0; },
+                                          [&](std::size_t o) {
+                                            std::atomic<bool> good{true};
+                                            parallel(nt, [&](unsigned i) {
+                                              auto [lo, hi] = share(i);
+                                              if (!pwrite_all(fd, src + lo, hi - lo, off_t(o + lo))) {
+                                                good = false;
+                                              }
+                                            });
+                                            return good.load();
+                                          });
+         return (fd < 0 || ::close(fd) == 0) && ok;
+       }},
+      {"ahead: fallocate+mmap" + tn, [&] { return ahead_mapped(false); }},
+      {"ahead: populate+mmap" + tn, [&] { return ahead_mapped(true); }},
       {"O_DIRECT" + tn, [&] {
          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
          bool ok = fd >= 0;
@@ -201,11 +275,11 @@ int main(int argc, char** argv)
     }
     ::unlink(path.c_str());
     if (!ok) {
-      std::printf("  %-22s not possible here\n", w.name.c_str());
+      std::printf("  %-28s not possible here\n", w.name.c_str());
       continue;
     }
     std::sort(t.begin(), t.end());
-    std::printf("  %-22s %6.2f GB/s\n", w.name.c_str(), double(bytes) / t[1] / 1e9);
+    std::printf("  %-28s %6.2f GB/s\n", w.name.c_str(), double(bytes) / t[1] / 1e9);
   }
   std::free(src);
   return 0;
