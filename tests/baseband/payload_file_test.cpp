@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace {
@@ -113,6 +116,38 @@ TEST(payload_file_sink, writes_files_by_pwrite_unless_asked_to_map_them)
   EXPECT_TRUE(sink.positioned());
   EXPECT_FALSE(bb::payload_file_sink("/dev/null").positioned()); // a device: written in order
   sink.close();
+  fs::remove(shm);
+}
+
+TEST(payload_file_sink, pwrite_into_tmpfs_makes_no_pages_ahead_of_the_writes)
+{
+  // On a disk the file is allocated ahead of the writes (and cut back at close); on
+  // tmpfs that would make memory pages ahead, on the writer's thread: there the file
+  // holds no more than what was written, at every point, and comes back whole.
+  const fs::path shm = "/dev/shm/payload_file_sink_ahead-" + std::to_string(::getpid()) + ".bin";
+  struct statfs sfs {};
+  if (::statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
+    GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  }
+  std::vector<uint8_t> bytes(3 * bb::payload_file_sink::PARALLEL_FROM + 4321);
+  std::mt19937 g(9);
+  for (auto& b : bytes) {
+    b = uint8_t(g());
+  }
+  {
+    bb::payload_file_sink sink(shm.string(), 0, bb::payload_write::pwrite);
+    const std::size_t piece = bb::payload_file_sink::PARALLEL_FROM + 1000; // large writes: the ones that reserve
+    for (std::size_t at = 0; at < bytes.size(); at += piece) {
+      const std::size_t n = std::min(piece, bytes.size() - at);
+      sink.write(std::span<const uint8_t>(bytes).subspan(at, n));
+      struct stat st {};
+      ASSERT_EQ(::stat(shm.c_str(), &st), 0);
+      EXPECT_LE(uint64_t(st.st_size), sink.size()) << "after " << at + n << " bytes"; // (a small write waits in a buffer)
+      EXPECT_LE(uint64_t(st.st_blocks) * 512, (sink.size() + 4095) / 4096 * 4096 + 4096) << "after " << at + n << " bytes";
+    }
+    sink.close();
+  }
+  EXPECT_EQ(read_all(shm), bytes);
   fs::remove(shm);
 }
 

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <thread>
 #include <unistd.h>
@@ -44,6 +46,8 @@ payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threa
   }
   struct stat st {};
   positioned_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(fd_, 0, SEEK_CUR) == 0;
+  struct statfs fs {};
+  in_memory_ = positioned_ && ::fstatfs(fd_, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   nof_threads_ = positioned_ ? (nof_threads != 0 ? nof_threads : std::clamp(hw / 2, 1u, 8u)) : 1;
   method_ = method != payload_write::automatic ? method : payload_write::pwrite;
@@ -93,6 +97,9 @@ void payload_file_sink::reserve(uint64_t end)
 {
   if (end <= reserved_) {
     return;
+  }
+  if (method_ == payload_write::pwrite && in_memory_) {
+    return; // the writes make the pages as they come; a full tmpfs is heard from them
   }
   const uint64_t want = std::max(end, reserved_ + std::clamp(reserved_, MIN_GROWTH, MAX_GROWTH));
   if (method_ == payload_write::pwrite) {

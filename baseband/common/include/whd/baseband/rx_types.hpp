@@ -209,9 +209,13 @@ enum class payload_write {
   /// once: page faults on a mapping run in parallel where writes to one file hold its
   /// inode lock
   map,
-  /// the blocks allocated ahead (fallocate), then one pwrite a write: into a disk file
-  /// system's page cache, writing into allocated blocks skips the block allocation
-  /// that a copy into a sparse file pays page by page
+  /// one pwrite a write, the blocks allocated ahead (fallocate) on a disk's file
+  /// system: into its page cache, writing into allocated blocks skips the block
+  /// allocation that a copy into a sparse file pays page by page. Not on tmpfs, where
+  /// fallocate makes the memory pages themselves, on the writer's thread, under the
+  /// lock the writes take too, and ahead of need (the file grows by up to 1 GiB ahead,
+  /// cut back at close): a plain pwrite was faster there (3.0 against 2.6 GB/s,
+  /// bench/results/payload-write-h100-2026-11-25.md)
   pwrite,
 };
 
@@ -271,7 +275,7 @@ public:
 private:
   void flush();
   /// The file grown to at least `end`, in growing steps: sparse for the mapping,
-  /// allocated for pwrite.
+  /// allocated for pwrite (but on tmpfs: nothing, the writes make the pages).
   void reserve(uint64_t end);
   /// A large write copied into a mapping of the file by the threads.
   void write_mapped(std::span<const uint8_t> bytes);
@@ -282,6 +286,7 @@ private:
   int fd_ = -1;
   bool owns_fd_ = true;   ///< false for standard output
   bool positioned_ = true; ///< a regular file: pwrite at offsets, several threads
+  bool in_memory_ = false; ///< on tmpfs: pwrite allocates nothing ahead
   unsigned nof_threads_ = 1;
   payload_write method_ = payload_write::map;
   uint64_t offset_ = 0;   ///< bytes handed to the file so far
