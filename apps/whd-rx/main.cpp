@@ -216,7 +216,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "int8 soft values: LLR x S, rounded (4: |LLR| up to 31.75 in steps of 0.25)")
     ("payload-write", po::value(&o.payload_write)->value_name("auto|map|pwrite")->default_value("auto"),
      "how large writes go into the -o and --llr files: map = copied into a mapping of the file by several threads, pwrite = "
-     "the blocks allocated ahead, then written; auto = pwrite, which was the faster of the two in whd-rx into tmpfs "
+     "written at their offsets (into blocks allocated ahead on a disk's file system; on tmpfs as they come); auto = pwrite, which was the faster of the two in whd-rx into tmpfs "
      "(/dev/shm) and into a disk's page cache on the machine measured (bench/results)")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
