@@ -89,8 +89,8 @@ int main(int argc, char** argv)
     std::function<bool()> run; // false: not possible here
   };
   const std::string tn = " x" + std::to_string(nt);
-  // The mapping ways differ only in what is done to the mapping before the copy.
-  auto mapped = [&](const std::function<bool(char*)>& prepare) {
+  // The mapping ways: the file grown sparse and mapped, then `fill` (fd, mapping).
+  auto with_mapping = [&](const std::function<bool(int, char*)>& fill) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
       return false;
@@ -99,15 +99,26 @@ int main(int argc, char** argv)
     if (m == MAP_FAILED) {
       return false;
     }
-    bool ok = prepare(m);
-    for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
-      parallel(nt, [&](unsigned i) {
-        auto [lo, hi] = share(i);
-        std::memcpy(m + o + lo, src + lo, hi - lo);
-      });
-    }
+    const bool ok = fill(fd, m);
     ::munmap(m, bytes);
     return ::close(fd) == 0 && ok;
+  };
+  // One piece at `o` copied into the mapping by the threads.
+  auto copy_piece = [&](char* m, std::size_t o) {
+    parallel(nt, [&](unsigned i) {
+      auto [lo, hi] = share(i);
+      std::memcpy(m + o + lo, src + lo, hi - lo);
+    });
+  };
+  // These differ only in what is done to the mapping before the copy.
+  auto mapped = [&](const std::function<bool(char*)>& prepare) {
+    return with_mapping([&](int, char* m) {
+      const bool ok = prepare(m);
+      for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
+        copy_piece(m, o);
+      }
+      return ok;
+    });
   };
   // A helper making the pages of [0, bytes) ahead of the writes, `step` at a time.
   constexpr std::size_t STEP = std::size_t(8) << 20, AHEAD = std::size_t(256) << 20;
@@ -138,27 +149,16 @@ int main(int argc, char** argv)
     return ok.load();
   };
   auto ahead_mapped = [&](bool populate) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) {
-      return false;
-    }
-    auto* m = static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    if (m == MAP_FAILED) {
-      return false;
-    }
-    const bool ok = ahead(
-        [&](std::size_t lo, std::size_t hi) {
-          return populate ? ::madvise(m + lo, hi - lo, MADV_POPULATE_WRITE) == 0 : ::fallocate(fd, 0, off_t(lo), off_t(hi - lo)) == 0;
-        },
-        [&](std::size_t o) {
-          parallel(nt, [&](unsigned i) {
-            auto [lo, hi] = share(i);
-            std::memcpy(m + o + lo, src + lo, hi - lo);
+    return with_mapping([&](int fd, char* m) {
+      return ahead(
+          [&](std::size_t lo, std::size_t hi) {
+            return populate ? ::madvise(m + lo, hi - lo, MADV_POPULATE_WRITE) == 0 : ::fallocate(fd, 0, off_t(lo), off_t(hi - lo)) == 0;
+          },
+          [&](std::size_t o) {
+            copy_piece(m, o);
+            return true;
           });
-          return true;
-        });
-    ::munmap(m, bytes);
-    return ::close(fd) == 0 && ok;
+    });
   };
   std::vector<char> sink_mem(bytes, 0); // faulted in here, before any timing
   const std::vector<way> ways{
