@@ -112,6 +112,7 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
       for (const auto& e : failed) {
         if (e) {
           slots_.clear(); // none half made stays for a later run to take
+          (void)cudaSetDevice(gcfg.device); // a slot made here may have moved this thread's device
           std::rethrow_exception(e); // the first slot's failure, below as if made in turn
         }
       }
