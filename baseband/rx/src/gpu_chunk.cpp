@@ -30,7 +30,8 @@ chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datat
       d_raw(capacity * bytes_per_sample(type)), d_x(capacity), search(capacity, max_cands, cfg.detect_threshold),
       locate(cfg, max_cands + MAX_CARRIED), h_count(1), h_cands(max_cands), h_located(max_cands), h_offsets(max_symbols),
       h_desc(max_symbols), d_offsets(max_symbols), d_desc(max_symbols), d_win(max_symbols * profile::N), d_scales(max_symbols),
-      d_bad(max_symbols), h_bad(max_symbols), d_out(max_symbols * OUT_STRIDE), h_out(d_out.size()), h_carry(MAX_CARRIED),
+      d_bad(max_symbols), h_bad(max_symbols), d_out(max_symbols * OUT_STRIDE), h_out(d_out.size()), h_out_offsets(max_symbols),
+      d_out_offsets(max_symbols), h_carry(MAX_CARRIED),
       llr_stride_bytes(cfg.llr.sink != nullptr ? LLR_STRIDE * llr_value_bytes(cfg.llr.format) : 0),
       d_llr(max_symbols * llr_stride_bytes), h_llr(d_llr.size()), h_llr_offsets(llr_stride_bytes > 0 ? max_symbols : 0),
       d_llr_offsets(h_llr_offsets.size())

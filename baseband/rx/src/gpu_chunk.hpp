@@ -61,7 +61,6 @@ private:
 struct segment {
   std::size_t first = 0; ///< first symbol slot of the chunk's decode
   std::size_t count = 0;
-  std::size_t bytes_per_symbol = 0;
   std::size_t result = 0;    ///< index of the frame in receive_result::frames
   uint32_t first_symbol = 0; ///< data symbol number (0 = the frame's first) of the first slot
 };
@@ -110,8 +109,19 @@ struct chunk_slot {
   cuda::device_buffer<float> d_scales;
   cuda::device_buffer<uint32_t> d_bad;
   cuda::pinned_buffer<uint32_t> h_bad;
+  /// The payload, packed in order: symbol i's bytes from h_out_offsets[i] (a QPSK
+  /// symbol takes 84 bytes, a 16-QAM one OUT_STRIDE), out_bytes in all. The device
+  /// writes it so, and only those bytes cross back: the writer hands them to the
+  /// sink as they are (packing them on the host had bound the writer on mixed
+  /// modulations).
   cuda::device_buffer<uint8_t> d_out;
   cuda::pinned_buffer<uint8_t> h_out;
+  cuda::pinned_buffer<uint32_t> h_out_offsets;
+  cuda::device_buffer<uint32_t> d_out_offsets;
+  std::size_t out_bytes = 0;
+  /// Whether every symbol takes OUT_STRIDE bytes (h_out_offsets[i] = i OUT_STRIDE,
+  /// and the offsets need not cross).
+  bool out_strided() const noexcept { return out_bytes == count * OUT_STRIDE; }
   cuda::pinned_buffer<frame_params> h_carry;
   /// Soft values (rx_config::llr; empty without): up to LLR_STRIDE values a symbol,
   /// packed in payload order (each symbol's at its h_llr_offsets entry).

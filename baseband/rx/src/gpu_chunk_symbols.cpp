@@ -9,6 +9,7 @@ void open_frames::list(chunk_slot& s)
 {
   constexpr uint64_t L = CHUNK_L;
   s.count = 0;
+  s.out_bytes = 0;
   s.llr_bytes = 0;
   s.segments.clear();
   const std::size_t llr_value = s.llr_stride_bytes / LLR_STRIDE; // bytes a soft value takes (0: none)
@@ -28,6 +29,8 @@ void open_frames::list(chunk_slot& s)
     while (o.next < o.end && o.fft0 + o.next * L + profile::N <= end && s.count < s.max_symbols) {
       s.h_offsets[s.count] = uint32_t(o.fft0 + o.next * L - s.first);
       s.h_desc[s.count] = {o.params, uint32_t(o.next)};
+      s.h_out_offsets[s.count] = uint32_t(s.out_bytes);
+      s.out_bytes += o.bytes_per_symbol;
       if (llr_value != 0) {
         s.h_llr_offsets[s.count] = uint32_t(s.llr_bytes);
         s.llr_bytes += o.bytes_per_symbol * 8 * llr_value;
@@ -36,7 +39,7 @@ void open_frames::list(chunk_slot& s)
       ++o.next;
     }
     if (s.count > first) {
-      s.segments.push_back({first, s.count - first, o.bytes_per_symbol, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
+      s.segments.push_back({first, s.count - first, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
     }
     if (o.next < o.end && !o.carried) {
       // Goes on past this chunk: its parameters come to the host once.

@@ -35,7 +35,8 @@ public:
   /// The result index of the first open frame (the frames stay in result order).
   std::size_t first_result() const noexcept { return open_.front().result; }
 
-  /// Lists into `s` (h_offsets, h_desc, segments, count, h_carry, nof_carried) the
+  /// Lists into `s` (h_offsets, h_desc, h_out_offsets, out_bytes, segments, count,
+  /// h_carry, nof_carried) the
   /// data symbols of the open frames whose windows lie in the chunk, in order, up
   /// to its capacity; a frame that goes on past the chunk has its parameters copied
   /// to the host once (from the chunk's locate table) and carried into later

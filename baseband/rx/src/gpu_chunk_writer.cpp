@@ -68,11 +68,9 @@ void chunk_writer::write(chunk_slot& s)
     std::lock_guard lk(res_m_);
     note_bad_samples(s);
   }
-  // One write a chunk: QPSK symbols (84 of the 168 bytes of their slot) are packed
-  // together first, so that the sink sees large writes. The soft values come packed
-  // from the device (8 to 32 times the payload's bytes: packing them here bound the
-  // writer on mixed modulations).
-  write_payload(s);
+  // One write a chunk. The payload and the soft values come packed from the device
+  // (packing them here bound the writer on mixed modulations).
+  sink_.write(std::span<const uint8_t>(s.h_out.data(), s.out_bytes));
   if (llr_.sink != nullptr) {
     llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));
     res_.llr_bytes += s.llr_bytes;
@@ -91,26 +89,6 @@ void chunk_writer::hand_over(std::size_t end)
   }
   handed_ = end;
   on_frames_(to_hand_);
-}
-
-void chunk_writer::write_payload(const chunk_slot& s)
-{
-  bool full = true;
-  for (const segment& seg : s.segments) {
-    full = full && seg.bytes_per_symbol == OUT_STRIDE;
-  }
-  if (full) {
-    sink_.write(std::span<const uint8_t>(s.h_out.data(), s.count * OUT_STRIDE));
-    return;
-  }
-  compact_.clear();
-  for (const segment& seg : s.segments) {
-    const uint8_t* at = s.h_out.data() + seg.first * OUT_STRIDE;
-    for (std::size_t i = 0; i < seg.count; ++i) {
-      compact_.insert(compact_.end(), at + i * OUT_STRIDE, at + i * OUT_STRIDE + seg.bytes_per_symbol);
-    }
-  }
-  sink_.write(compact_);
 }
 
 void chunk_writer::note_bad_samples(const chunk_slot& s)

@@ -46,9 +46,6 @@ private:
   void loop();
   void write(chunk_slot& s);
   void note_bad_samples(const chunk_slot& s);
-  /// The chunk's payload in one write: as it lies when every symbol fills its slot
-  /// (16-QAM), else packed first.
-  void write_payload(const chunk_slot& s);
 
   payload_sink& sink_;
   llr_output llr_;
@@ -65,8 +62,7 @@ private:
   std::deque<chunk_slot*> queue_;
   bool done_ = false;
   std::exception_ptr error_;
-  std::vector<uint8_t> compact_; ///< a chunk of mixed modulations, packed
-  std::jthread thread_;           ///< last: started once the rest is made
+  std::jthread thread_; ///< last: started once the rest is made
 };
 
 } // namespace whd::baseband::gpu

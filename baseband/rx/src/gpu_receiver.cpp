@@ -428,6 +428,11 @@ private:
       const bool cf32 = type_ == datatype::cf32_le;
       gpu::launch_gather_windows(s.located_input(type_), s.d_offsets.data(), s.count, s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
       gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
+      if (!s.out_strided()) {
+        WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_out_offsets.data(), s.h_out_offsets.data(), s.count * sizeof(uint32_t),
+                                       cudaMemcpyHostToDevice, st));
+        b.out_offsets = s.d_out_offsets.data();
+      }
       if (s.llr_stride_bytes > 0) {
         WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_llr_offsets.data(), s.h_llr_offsets.data(), s.count * sizeof(uint32_t),
                                        cudaMemcpyHostToDevice, st));
@@ -437,7 +442,7 @@ private:
         b.llr_scale = cfg_.llr.scale;
       }
       gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.count * gpu::OUT_STRIDE, cudaMemcpyDeviceToHost, st));
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.out_bytes, cudaMemcpyDeviceToHost, st));
       if (s.llr_stride_bytes > 0) {
         WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_llr.data(), s.d_llr.data(), s.llr_bytes, cudaMemcpyDeviceToHost, st));
       }

@@ -60,7 +60,7 @@ struct batch_view {
   const float* scales;        ///< count
   const symbol_desc* symbols; ///< count
   const frame_params* frames;
-  uint8_t* out;               ///< count * OUT_STRIDE bytes, 4-byte aligned
+  uint8_t* out;               ///< count * OUT_STRIDE bytes at most, 4-byte aligned
   std::size_t count;
   /// Soft output (f32 link form only; null: none): values of llr_form in payload
   /// order, symbol i's bits_per_symbol values from byte llr_offsets[i] (packed: a
@@ -70,6 +70,10 @@ struct batch_view {
   const uint32_t* llr_offsets = nullptr;
   llr_format llr_form = llr_format::int8;
   float llr_scale = 1.0f; ///< int8's round(LLR x scale)
+  /// Symbol i's payload starts at byte out_offsets[i] of out (packed: a QPSK symbol
+  /// takes half of a 16-QAM one; each a multiple of 4), or at i * OUT_STRIDE when
+  /// null.
+  const uint32_t* out_offsets = nullptr;
 };
 
 /// Where a batch's inputs lie in one block of memory (pinned, and its copy on the

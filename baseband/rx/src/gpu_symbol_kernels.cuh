@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     if (active[k]) {
-      uint8_t* out = b.out + s[k] * OUT_STRIDE;
+      uint8_t* out = b.out + (b.out_offsets != nullptr ? std::size_t(b.out_offsets[s[k]]) : s[k] * OUT_STRIDE);
       if (fp[k]->mod == int(p::modulation::qpsk)) {
         pack_payload<false>(bits_s[k], out, t);
       } else {
