@@ -8,6 +8,10 @@
 # the two builds' payloads and frames are the same. WHD_AB_CAPS names other captures
 # among those (tiny16.ci8: the tiny frames 16 times, 1.6 million frames in 3 s of air;
 # packets-ci8.sigmf-meta, 20 000 x 52 as whd-bench traffic makes them, and packets16.ci8).
+# WHD_AB_FRESH names the builds (A, B or AB) whose payload and report files are removed
+# before each of their runs, outside the timed region, so that they write new files
+# (otherwise every run overwrites the files of the run before: opening them truncates,
+# and the kernel frees their pages first); the removals' own time is printed apart.
 # Usage (device, carry dist): scripts/experiments/rx_ab.sh dist RX_A RX_B [REPEATS]
 set -uo pipefail
 dist=${1:-dist} a=$2 b=$3 repeats=${4:-5}
@@ -30,6 +34,7 @@ echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(npr
 echo "A = $a, B = $b; $repeats turns each"
 runs=$d/runs.txt
 : >$runs
+: >$d/removed.txt
 for rep in $(seq "$repeats"); do
   for cap in $caps; do
     order="A B"
@@ -37,6 +42,12 @@ for rep in $(seq "$repeats"); do
     for v in $order; do
       rx=$a
       [[ $v == B ]] && rx=$b
+      if [[ ${WHD_AB_FRESH:-} == *$v* ]]; then
+        r0=$(date +%s.%N)
+        rm -f $d/out-$v.bin $d/rep-$v.json
+        r1=$(date +%s.%N)
+        echo "removed $v $cap $(python3 -c "print(round($r1 - $r0, 4))")" >>$d/removed.txt
+      fi
       t0=$(date +%s.%N)
       "$rx" $d/$cap --backend gpu -q -o $d/out-$v.bin --report $d/rep-$v.json
       rc=$?
@@ -55,6 +66,7 @@ PY
   done
 done
 grep "^same" $runs | sort | uniq -c
+[[ -s $d/removed.txt ]] && awk '{print "outputs of the run before removed, untimed:", $2, $3, $4, "s"}' $d/removed.txt
 python3 - "$runs" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("same")]
