@@ -18,6 +18,10 @@
 //                the mapping, MADV_POPULATE_WRITE) 8 MiB at a time, up to 256 MiB ahead
 //                of the writes, while T threads write behind it: can making the pages
 //                and filling them overlap, as they cannot within one thread?
+//   ahead: populate+pwrite xT, ahead: populate x4+pwrite xT
+//                the helper (one thread, or four at once on each step) faults the
+//                pages into a mapping of the file while the writes are pwrites: a page
+//                fault takes no inode lock, pwrite into a page already made only copies
 // Median of 3 runs each; the file is removed between runs.
 // Build: g++ -O2 -std=c++20 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
 // Usage: payload_write_probe PATH THREADS MIB
@@ -148,6 +152,32 @@ int main(int argc, char** argv)
     helper.join();
     return ok.load();
   };
+  // The pages faulted in by `helpers` threads at once, the writes pwrites by the T threads.
+  auto ahead_populate_pwrite = [&](unsigned helpers) {
+    return with_mapping([&](int fd, char* m) {
+      return ahead(
+          [&](std::size_t lo, std::size_t hi) {
+            std::atomic<bool> good{true};
+            parallel(helpers, [&](unsigned i) {
+              const std::size_t a = lo + (hi - lo) * i / helpers / 4096 * 4096, b = lo + (hi - lo) * (i + 1) / helpers / 4096 * 4096;
+              if (b > a && ::madvise(m + a, b - a, MADV_POPULATE_WRITE) != 0) {
+                good = false;
+              }
+            });
+            return good.load();
+          },
+          [&](std::size_t o) {
+            std::atomic<bool> good{true};
+            parallel(nt, [&](unsigned i) {
+              auto [lo, hi] = share(i);
+              if (!pwrite_all(fd, src + lo, hi - lo, off_t(o + lo))) {
+                good = false;
+              }
+            });
+            return good.load();
+          });
+    });
+  };
   auto ahead_mapped = [&](bool populate) {
     return with_mapping([&](int fd, char* m) {
       return ahead(
@@ -246,6 +276,8 @@ int main(int argc, char** argv)
        }},
       {"ahead: fallocate+mmap" + tn, [&] { return ahead_mapped(false); }},
       {"ahead: populate+mmap" + tn, [&] { return ahead_mapped(true); }},
+      {"ahead: populate+pwrite" + tn, [&] { return ahead_populate_pwrite(1); }},
+      {"ahead: populate x4+pwrite" + tn, [&] { return ahead_populate_pwrite(4); }},
       {"O_DIRECT" + tn, [&] {
          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
          bool ok = fd >= 0;
