@@ -152,6 +152,17 @@ int main(int argc, char** argv)
     helper.join();
     return ok.load();
   };
+  // One piece at `o` pwritten by the threads, each its share.
+  auto pwrite_piece = [&](int fd, std::size_t o) {
+    std::atomic<bool> good{true};
+    parallel(nt, [&](unsigned i) {
+      auto [lo, hi] = share(i);
+      if (!pwrite_all(fd, src + lo, hi - lo, off_t(o + lo))) {
+        good = false;
+      }
+    });
+    return good.load();
+  };
   // The pages faulted in by `helpers` threads at once, the writes pwrites by the T threads.
   auto ahead_populate_pwrite = [&](unsigned helpers) {
     return with_mapping([&](int fd, char* m) {
@@ -166,16 +177,7 @@ int main(int argc, char** argv)
             });
             return good.load();
           },
-          [&](std::size_t o) {
-            std::atomic<bool> good{true};
-            parallel(nt, [&](unsigned i) {
-              auto [lo, hi] = share(i);
-              if (!pwrite_all(fd, src + lo, hi - lo, off_t(o + lo))) {
-                good = false;
-              }
-            });
-            return good.load();
-          });
+          [&](std::size_t o) { return pwrite_piece(fd, o); });
     });
   };
   auto ahead_mapped = [&](bool populate) {
@@ -262,16 +264,7 @@ int main(int argc, char** argv)
       {"ahead: fallocate+pwrite" + tn, [&] {
          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
          const bool ok = fd >= 0 && ahead([&](std::size_t lo, std::size_t hi) { return ::fallocate(fd, 0, off_t(lo), off_t(hi - lo)) == 0; },
-                                          [&](std::size_t o) {
-                                            std::atomic<bool> good{true};
-                                            parallel(nt, [&](unsigned i) {
-                                              auto [lo, hi] = share(i);
-                                              if (!pwrite_all(fd, src + lo, hi - lo, off_t(o + lo))) {
-                                                good = false;
-                                              }
-                                            });
-                                            return good.load();
-                                          });
+                                          [&](std::size_t o) { return pwrite_piece(fd, o); });
          return (fd < 0 || ::close(fd) == 0) && ok;
        }},
       {"ahead: fallocate+mmap" + tn, [&] { return ahead_mapped(false); }},
