@@ -1,3 +1,4 @@
+#include <whd/transport/at_once.hpp>
 #include <whd/transport/cuda.hpp>
 
 #include <sys/mman.h>
@@ -5,9 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
-#include <system_error>
 #include <thread>
-#include <vector>
 
 namespace whd::cuda {
 
@@ -74,18 +73,7 @@ void make_pages(void* p, std::size_t bytes)
       b[i] = 0;
     }
   };
-  std::vector<std::thread> helpers;
-  for (std::size_t k = 1; k < nof_threads; ++k) {
-    try {
-      helpers.emplace_back(touch, k);
-    } catch (const std::system_error&) {
-      touch(k); // no thread to be had: this part here, so that nothing leaks the mapping
-    }
-  }
-  touch(0);
-  for (auto& h : helpers) {
-    h.join();
-  }
+  transport::run_at_once(nof_threads, touch); // every part made, thread or not: nothing leaks the mapping
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include <whd/baseband/rx_types.hpp>
+#include <whd/transport/at_once.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -173,17 +174,11 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
   }
   auto* dst = static_cast<uint8_t*>(map) + (offset_ - map_off);
   const auto parts = unsigned(std::clamp<std::size_t>(bytes.size() / MIN_PIECE, 1, nof_threads_));
-  auto piece = [&](unsigned k) {
+  auto piece = [&](std::size_t k) {
     const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
     std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
   };
-  {
-    std::vector<std::jthread> threads;
-    for (unsigned k = 1; k < parts; ++k) {
-      threads.emplace_back(piece, k);
-    }
-    piece(0);
-  }
+  transport::run_at_once(parts, piece);
   ::munmap(map, map_len);
   offset_ += bytes.size();
 }

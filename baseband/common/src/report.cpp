@@ -1,4 +1,5 @@
 #include <whd/baseband/report.hpp>
+#include <whd/transport/at_once.hpp>
 
 #include <algorithm>
 #include <array>
@@ -363,13 +364,7 @@ public:
     };
     for (std::size_t round = 0; round < nof_blocks; round += writers_.size()) {
       const std::size_t n = std::min(writers_.size(), nof_blocks - round);
-      {
-        std::vector<std::jthread> helpers;
-        for (std::size_t t = 1; t < n; ++t) {
-          helpers.emplace_back(one, t, round + t);
-        }
-        one(0, round);
-      }
+      transport::run_at_once(n, [&](std::size_t t) { one(t, round + t); });
       for (std::size_t t = 0; t < n; ++t) {
         take(std::string_view(text_[t]));
       }

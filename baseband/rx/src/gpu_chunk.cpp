@@ -4,12 +4,12 @@
 
 #include "gpu_window_gather.hpp"
 
+#include <whd/transport/at_once.hpp>
+
 #include <algorithm>
 #include <exception>
 #include <span>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 namespace whd::baseband::gpu {
@@ -90,34 +90,24 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
       // and registrations, device buffers and streams do not wait for each other's.
       slots_.resize(wanted);
       std::vector<std::exception_ptr> failed(wanted);
-      {
-        auto make_slot = [&](std::size_t i) {
-          try {
-            // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
-            const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
-            WHD_CUDA_CHECK(cudaSetDevice(device));
-            slots_[i] = std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg);
-          } catch (...) {
-            failed[i] = std::current_exception();
-          }
-        };
-        std::vector<std::jthread> makers;
-        for (std::size_t i = 0; i < wanted; ++i) {
-          try {
-            makers.emplace_back(make_slot, i);
-          } catch (const std::system_error&) {
-            make_slot(i); // no thread to be had: made here
-          }
+      transport::run_at_once(wanted, [&](std::size_t i) {
+        try {
+          // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
+          const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
+          WHD_CUDA_CHECK(cudaSetDevice(device));
+          slots_[i] = std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg);
+        } catch (...) {
+          failed[i] = std::current_exception();
         }
-      }
+      });
+      (void)cudaSetDevice(gcfg.device); // slots made on this thread moved its device
       for (const auto& e : failed) {
         if (e) {
           slots_.clear(); // none half made stays for a later run to take
-          (void)cudaSetDevice(gcfg.device); // a slot made here may have moved this thread's device
           std::rethrow_exception(e); // the first slot's failure, below as if made in turn
         }
       }
-      WHD_CUDA_CHECK(cudaSetDevice(gcfg.device)); // this thread's device, as the makers' were
+      WHD_CUDA_CHECK(cudaSetDevice(gcfg.device)); // checked once the slots' errors are told
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
                     " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / CHUNK_L));
