@@ -34,9 +34,10 @@ void chunk_writer::finish()
 
 void chunk_writer::loop()
 {
-  for (;;) {
+  for (bool first = true;; first = false) {
     chunk_slot* s = nullptr;
     {
+      stage_timer t(first ? times_.wait_first_chunk : times_.wait_chunk);
       std::unique_lock lk(m_);
       cv_.wait(lk, [&] { return !queue_.empty() || done_; });
       if (queue_.empty()) {

@@ -123,6 +123,8 @@ public:
                          {"list the symbols to decode (host)", times_.list},
                          {"enqueue the decode", times_.enqueue},
                          {"wait for a free slot", times_.wait_slot},
+                         {"writer: wait for the first chunk", times_.wait_first_chunk},
+                         {"writer: wait for a chunk (after the first)", times_.wait_chunk},
                          {"writer: wait for the GPU", times_.wait_gpu},
                          {"writer: payload to the sink", times_.write_sink},
                          {"drain at the end", times_.drain}};
@@ -466,7 +468,7 @@ private:
   uint64_t positions_ = 0;       ///< positions searched per chunk of this run
   gpu::open_frames open_;
   std::mutex res_m_; ///< the writer's bad-sample notes against the walk's appends
-  gpu::stage_times times_; // wait_gpu and write_sink are the writer's, the rest the caller's
+  gpu::stage_times times_; // wait_first_chunk, wait_chunk, wait_gpu and write_sink are the writer's, the rest the caller's
 };
 
 } // namespace
