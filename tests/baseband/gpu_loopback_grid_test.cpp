@@ -113,12 +113,6 @@ TEST_P(gpu_loopback_grid, bits_and_report_equal_the_cpu_backend)
   std::cout << tag << ": " << differing << " differing bits in " << compared_bits << " compared\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(mod_x_datatype, gpu_loopback_grid,
-                         ::testing::Combine(::testing::Values(p::modulation::qpsk, p::modulation::qam16),
-                                            ::testing::Values(datatype::cf32_le, datatype::ci16_le, datatype::ci8)),
-                         [](const auto& param_info) {
-                           return std::string(p::to_string(std::get<0>(param_info.param))) + "_" +
-                                  std::string(whd::to_string(std::get<1>(param_info.param)));
-                         });
+INSTANTIATE_TEST_SUITE_P(mod_x_datatype, gpu_loopback_grid, whd::test::mod_x_datatype_values(), whd::test::mod_x_datatype_name);
 
 } // namespace

@@ -169,12 +169,6 @@ TEST_P(rx_loopback_grid, decodes_every_cfo_channel_and_gain_from_a_file)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(mod_x_datatype, rx_loopback_grid,
-                         ::testing::Combine(::testing::Values(p::modulation::qpsk, p::modulation::qam16),
-                                            ::testing::Values(datatype::cf32_le, datatype::ci16_le, datatype::ci8)),
-                         [](const auto& param_info) {
-                           return std::string(p::to_string(std::get<0>(param_info.param))) + "_" +
-                                  std::string(whd::to_string(std::get<1>(param_info.param)));
-                         });
+INSTANTIATE_TEST_SUITE_P(mod_x_datatype, rx_loopback_grid, whd::test::mod_x_datatype_values(), whd::test::mod_x_datatype_name);
 
 } // namespace

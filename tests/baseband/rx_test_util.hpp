@@ -26,10 +26,23 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace whd::test {
+
+/// The loopback grids' parameters (a modulation by a sample type) and their test names,
+/// e.g. qpsk_ci8.
+inline auto mod_x_datatype_values()
+{
+  return ::testing::Combine(::testing::Values(whd::profile::modulation::qpsk, whd::profile::modulation::qam16),
+                            ::testing::Values(whd::datatype::cf32_le, whd::datatype::ci16_le, whd::datatype::ci8));
+}
+inline std::string mod_x_datatype_name(const ::testing::TestParamInfo<std::tuple<whd::profile::modulation, whd::datatype>>& info)
+{
+  return std::string(whd::profile::to_string(std::get<0>(info.param))) + "_" + std::string(whd::to_string(std::get<1>(info.param)));
+}
 
 /// A fresh empty folder under the system's temporary folder (mkdtemp, so tests
 /// running at once never share one), removed with its contents at scope exit.
