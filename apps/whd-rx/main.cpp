@@ -214,10 +214,12 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "how --llr stores a value: int8 = round(LLR x --llr-scale) saturated to +-127 (the report names the scale), f16 or f32 as they are")
     ("llr-scale", po::value(&o.llr_scale)->value_name("S")->default_value(4.0f, "4"),
      "int8 soft values: LLR x S, rounded (4: |LLR| up to 31.75 in steps of 0.25)")
-    ("payload-write", po::value(&o.payload_write)->value_name("auto|map|pwrite")->default_value("auto"),
+    ("payload-write", po::value(&o.payload_write)->value_name("auto|map|pwrite|split")->default_value("auto"),
      "how large writes go into the -o and --llr files: map = copied into a mapping of the file by several threads, pwrite = "
-     "written at their offsets (into blocks allocated ahead on a disk's file system; on tmpfs as they come); auto = pwrite, which was the faster of the two in whd-rx into tmpfs "
-     "(/dev/shm) and into a disk's page cache on the machine measured (bench/results)")
+     "written at their offsets (into blocks allocated ahead on a disk's file system; on tmpfs as they come), split = each "
+     "write shared between pwrite from its front and, at a lower priority, threads copying into the mapping from its back; "
+     "auto = pwrite, which was faster than map in whd-rx into tmpfs (/dev/shm) and into a disk's page cache on the machine "
+     "measured; split was faster than pwrite on long frames into tmpfs there (bench/results)")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
@@ -291,7 +293,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   } else if (!bb::parse_llr_format(o.llr_format)) {
     problem = "--llr-format must be int8, f16 or f32, not '" + o.llr_format + "'";
   } else if (!bb::parse_payload_write(o.payload_write)) {
-    problem = "--payload-write must be auto, map or pwrite, not '" + o.payload_write + "'";
+    problem = "--payload-write must be auto, map, pwrite or split, not '" + o.payload_write + "'";
   } else if (!(o.llr_scale > 0.0f) || !std::isfinite(o.llr_scale)) {
     problem = "--llr-scale must be a positive number";
   } else if (o.llr == "-" && (o.payload == "-" || o.report == "-")) {

@@ -147,7 +147,8 @@ TEST(rx_app, usage_errors_exit_2)
 {
   const whd::test::scratch dir("usage");
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, {"x.cf32", "--backend", "fpga"}, {"x.cf32", "--format", "ci32"}, {"x.cf32", "--bogus"}}) {
+       {std::vector<std::string>{}, {"x.cf32", "--backend", "fpga"}, {"x.cf32", "--format", "ci32"}, {"x.cf32", "--bogus"},
+        {"x.cf32", "--payload-write", "mmap"}}) {
     const auto r = run_app(WHD_RX_PATH, args, dir.path());
     EXPECT_EQ(r.exit_code, 2) << r.what;
     EXPECT_NE(r.err.find("whd-rx --help"), std::string::npos) << r.what;
@@ -400,6 +401,19 @@ TEST(rx_app, a_path_that_is_not_utf8_still_gives_a_json_report)
 } // namespace
 
 namespace {
+
+TEST(rx_app, every_way_of_writing_the_payload_file_writes_the_payload)
+{
+  const whd::test::scratch dir("ways");
+  const auto s = generated(dir / "cap", whd::datatype::ci16_le, 4243);
+  const auto truth = whd::test::read_bytes(s.truth_path);
+  for (const std::string way : {"auto", "map", "pwrite", "split"}) {
+    const fs::path out = dir / ("payload-" + way + ".bin");
+    const auto r = rx({s.meta_path.string(), "-o", out.string(), "--payload-write", way, "--report", (dir / "r.json").string()}, dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.what;
+    EXPECT_EQ(whd::test::read_bytes(out), truth) << way;
+  }
+}
 
 TEST(rx_app, payload_to_standard_output_and_the_whole_run_timed)
 {

@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdexcept>
+#include <mutex>
+#include <optional>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -23,6 +26,13 @@ namespace {
 constexpr std::size_t BUFFER_BYTES = std::size_t(1) << 20;
 /// The smallest piece one thread writes.
 constexpr std::size_t MIN_PIECE = std::size_t(256) << 10;
+/// The piece a split write hands out (payload_write::split).
+constexpr std::size_t SPLIT_PIECE = std::size_t(256) << 10;
+/// How much lower (nice) the copying threads of a split write run than the caller:
+/// they take the cores that the capture's reading leaves idle, not the reading's.
+/// With the same priority they cost packet captures 0.07 s more than with this one
+/// (bench/results/traffic-h100-2026-11-26.md section 9).
+constexpr int SPLIT_NICE = 10;
 /// The file grows ahead of the writes by at least this, at most by MAX_GROWTH.
 constexpr uint64_t MIN_GROWTH = uint64_t(64) << 20;
 constexpr uint64_t MAX_GROWTH = uint64_t(1) << 30;
@@ -172,15 +182,60 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
     offset_ += bytes.size();
     return;
   }
+  struct unmap_at_exit {
+    void* p;
+    std::size_t n;
+    ~unmap_at_exit() { ::munmap(p, n); }
+  } const unmap{map, map_len}; // also when a write below throws
   auto* dst = static_cast<uint8_t*>(map) + (offset_ - map_off);
-  const auto parts = unsigned(std::clamp<std::size_t>(bytes.size() / MIN_PIECE, 1, nof_threads_));
-  auto piece = [&](std::size_t k) {
-    const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
-    std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
-  };
-  transport::run_at_once(parts, piece);
-  ::munmap(map, map_len);
+  if (method_ == payload_write::split) {
+    write_split(bytes, dst);
+  } else {
+    const auto parts = unsigned(std::clamp<std::size_t>(bytes.size() / MIN_PIECE, 1, nof_threads_));
+    auto piece = [&](std::size_t k) {
+      const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
+      std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
+    };
+    transport::run_at_once(parts, piece);
+  }
   offset_ += bytes.size();
+}
+
+void payload_file_sink::write_split(std::span<const uint8_t> bytes, uint8_t* dst)
+{
+  const std::size_t nof_pieces = (bytes.size() + SPLIT_PIECE - 1) / SPLIT_PIECE;
+  std::mutex m;
+  std::size_t front = 0, back = nof_pieces; // pieces [front, back) are still to go
+  auto take = [&](bool from_front) -> std::optional<std::size_t> {
+    std::lock_guard lk(m);
+    if (front == back) {
+      return std::nullopt;
+    }
+    return from_front ? front++ : --back;
+  };
+  auto span_of = [&](std::size_t k) {
+    const std::size_t lo = k * SPLIT_PIECE;
+    return std::pair{lo, std::min(bytes.size(), lo + SPLIT_PIECE) - lo};
+  };
+  const auto caller = std::this_thread::get_id();
+  transport::run_at_once(std::max(nof_threads_, 2u), [&](std::size_t part) {
+    if (part == 0) {
+      while (const auto k = take(true)) {
+        const auto [lo, n] = span_of(*k);
+        put(bytes.subspan(lo, n), offset_ + lo);
+      }
+      return;
+    }
+    // A fresh thread of run_at_once's, whose priority ends with it (not the caller,
+    // which runs the parts itself when no thread can be had); failure leaves it as it was.
+    if (std::this_thread::get_id() != caller) {
+      (void)::setpriority(PRIO_PROCESS, id_t(::gettid()), SPLIT_NICE);
+    }
+    while (const auto k = take(false)) {
+      const auto [lo, n] = span_of(*k);
+      std::memcpy(dst + lo, bytes.data() + lo, n);
+    }
+  });
 }
 
 void payload_file_sink::close()

@@ -217,11 +217,23 @@ enum class payload_write {
   /// cut back at close): a plain pwrite was faster there (3.0 against 2.6 GB/s,
   /// bench/results/payload-write-h100-2026-11-25.md)
   pwrite,
+  /// each large write shared as it goes: the calling thread pwrites pieces from its
+  /// front (the path that holds the inode lock) while the other threads, at a lower
+  /// priority so that they take only cores nothing else wants, copy pieces from its
+  /// back into a mapping of the file grown sparse as for map (page faults take no inode
+  /// lock); they meet where their speeds put them. In whd-rx on one H100 host, long
+  /// frames at 4 s of air took 1.61 s whole against 1.89 s by pwrite, packets and tiny
+  /// frames tied (bench/results/traffic-h100-2026-11-26.md section 9); measured on one
+  /// machine only, so not yet the automatic choice
+  split,
 };
 
 constexpr const char* to_string(payload_write m)
 {
-  return m == payload_write::automatic ? "auto" : m == payload_write::map ? "map" : "pwrite";
+  return m == payload_write::automatic ? "auto"
+         : m == payload_write::map     ? "map"
+         : m == payload_write::split   ? "split"
+                                       : "pwrite";
 }
 constexpr std::optional<payload_write> parse_payload_write(std::string_view s)
 {
@@ -233,6 +245,9 @@ constexpr std::optional<payload_write> parse_payload_write(std::string_view s)
   }
   if (s == "pwrite") {
     return payload_write::pwrite;
+  }
+  if (s == "split") {
+    return payload_write::split;
   }
   return std::nullopt;
 }
@@ -279,6 +294,9 @@ private:
   void reserve(uint64_t end);
   /// A large write copied into a mapping of the file by the threads.
   void write_mapped(std::span<const uint8_t> bytes);
+  /// A large write shared by pwrite (this thread, from the front) and copies into its
+  /// mapping `dst` (the other threads, from the back).
+  void write_split(std::span<const uint8_t> bytes, uint8_t* dst);
   /// Writes all of `bytes` at `offset` (pwrite) or in order (write), naming the file on failure.
   void put(std::span<const uint8_t> bytes, uint64_t offset) const;
 
