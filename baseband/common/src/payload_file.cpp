@@ -7,9 +7,9 @@
 #include <exception>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <stdexcept>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
