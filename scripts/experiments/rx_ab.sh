@@ -7,7 +7,8 @@
 # the report's set-up and decode; then the medians per build and capture, and whether
 # the two builds' payloads and frames are the same. WHD_AB_CAPS names other captures
 # among those (tiny16.ci8: the tiny frames 16 times, 1.6 million frames in 3 s of air;
-# packets-ci8.sigmf-meta, 20 000 x 52 as whd-bench traffic makes them, and packets16.ci8).
+# packets-ci8.sigmf-meta, 20 000 x 52 as whd-bench traffic makes them, and packets16.ci8;
+# bursty-ci8.sigmf-meta, 2 000 x 200 with 200 000 samples between frames, and bursty16.ci8).
 # WHD_AB_FRESH names the builds (A, B or AB) whose payload and report files are removed
 # before each of their runs, outside the timed region, so that they write new files
 # (otherwise every run overwrites the files of the run before: opening them truncates,
@@ -25,8 +26,10 @@ tx=$dist/bin/whd-tx
 caps=${WHD_AB_CAPS:-long-ci8.sigmf-meta long-cf32.sigmf-meta tiny-ci8.sigmf-meta long16.ci8}
 [[ " $caps " != *" packets"* || -f $d/packets-ci8.sigmf-meta ]] ||
   $tx -o $d/packets-ci8 -d ci8 --mod qpsk,qam16 --frames 20000 --nd 52 --taps 4 --cfo-hz 3e5 --random-phase --snr-db 30 --seed 7 >/dev/null 2>&1 &
+[[ " $caps " != *" bursty"* || -f $d/bursty-ci8.sigmf-meta ]] ||
+  $tx -o $d/bursty-ci8 -d ci8 --mod qam16 --frames 2000 --nd 200 --gap 200000 --snr-db 30 --seed 7 >/dev/null 2>&1 &
 wait
-for big in long16 tiny16 packets16; do
+for big in long16 tiny16 packets16 bursty16; do
   [[ " $caps " == *" $big.ci8 "* && ! -f $d/$big.ci8 ]] || continue
   for i in $(seq 16); do cat $d/${big%16}-ci8.sigmf-data; done >$d/$big.ci8
 done
