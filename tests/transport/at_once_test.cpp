@@ -1,10 +1,12 @@
 // run_at_once: every part runs exactly once, part 0 on the calling thread, the
-// others on threads of their own, all done when it returns.
+// others on threads of their own, all done when it returns. crew: the same, run after
+// run, on threads kept between runs.
 #include <whd/transport/at_once.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <chrono>
 #include <cstddef>
 #include <stdexcept>
@@ -58,6 +60,68 @@ TEST(run_at_once, an_exception_on_the_calling_thread_comes_out_once_the_others_a
                                }),
                std::runtime_error);
   EXPECT_EQ(others.load(), 2);
+}
+
+TEST(crew, every_part_runs_once_a_run_on_threads_kept_between_runs)
+{
+  for (const std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(8)}) {
+    std::atomic<int> started{0};
+    tr::crew c(n, [&] { started.fetch_add(1); });
+    EXPECT_EQ(c.parts(), n);
+    std::set<std::thread::id> threads;
+    for (int r = 0; r < 50; ++r) {
+      std::vector<std::atomic<int>> runs(n);
+      std::vector<std::thread::id> where(n);
+      c.run([&](std::size_t k) {
+        runs[k].fetch_add(1);
+        where[k] = std::this_thread::get_id();
+      });
+      for (std::size_t k = 0; k < n; ++k) {
+        EXPECT_EQ(runs[k].load(), 1) << "n " << n << ", run " << r << ", part " << k;
+        EXPECT_EQ(where[k] == std::this_thread::get_id(), k == 0) << "n " << n << ", part " << k;
+        threads.insert(where[k]);
+      }
+    }
+    EXPECT_EQ(threads.size(), n) << "50 runs on the same " << n - 1 << " thread(s) and the caller";
+    EXPECT_EQ(started.load(), int(n) - 1) << "start runs once on each thread of the crew, never on the caller";
+  }
+}
+
+TEST(crew, the_parts_of_a_run_run_at_the_same_time)
+{
+  constexpr std::size_t N = 4;
+  tr::crew c(N);
+  for (int r = 0; r < 3; ++r) {
+    std::atomic<std::size_t> started{0};
+    c.run([&](std::size_t) {
+      started.fetch_add(1);
+      while (started.load() < N) {
+        std::this_thread::yield();
+      }
+    });
+    EXPECT_EQ(started.load(), N);
+  }
+}
+
+TEST(crew, an_exception_from_any_part_comes_out_once_all_are_done_and_the_crew_goes_on)
+{
+  tr::crew c(3);
+  for (const std::size_t thrower : {std::size_t(0), std::size_t(2)}) {
+    std::atomic<int> others{0};
+    EXPECT_THROW(c.run([&](std::size_t k) {
+      if (k == thrower) {
+        throw std::runtime_error("part");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      others.fetch_add(1);
+    }),
+                 std::runtime_error)
+        << "part " << thrower;
+    EXPECT_EQ(others.load(), 2) << "part " << thrower;
+  }
+  std::atomic<int> runs{0};
+  c.run([&](std::size_t) { runs.fetch_add(1); });
+  EXPECT_EQ(runs.load(), 3) << "a run after a failed one";
 }
 
 } // namespace

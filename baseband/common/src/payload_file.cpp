@@ -7,6 +7,7 @@
 #include <exception>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -182,6 +183,16 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
     offset_ += bytes.size();
     return;
   }
+  if (crew_ == nullptr) {
+    // Kept for the file's life: a chunk's write would otherwise start its threads anew.
+    const bool split = method_ == payload_write::split;
+    crew_ = std::make_unique<transport::crew>(split ? std::max(nof_threads_, 2u) : nof_threads_, [split] {
+      if (split) {
+        // Copies at a lower priority (a crew thread's own; failure leaves it as it was).
+        (void)::setpriority(PRIO_PROCESS, id_t(::gettid()), SPLIT_NICE);
+      }
+    });
+  }
   struct unmap_at_exit {
     void* p;
     std::size_t n;
@@ -191,18 +202,22 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
   if (method_ == payload_write::split) {
     write_split(bytes, dst);
   } else {
-    const auto parts = unsigned(std::clamp<std::size_t>(bytes.size() / MIN_PIECE, 1, nof_threads_));
-    auto piece = [&](std::size_t k) {
-      const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
-      std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
-    };
-    transport::run_at_once(parts, piece);
+    // Each thread a share, none below MIN_PIECE (the rest then have nothing to do).
+    const std::size_t parts = std::clamp<std::size_t>(bytes.size() / MIN_PIECE, 1, crew_->parts());
+    crew_->run([&](std::size_t k) {
+      if (k < parts) {
+        const std::size_t lo = bytes.size() * k / parts, hi = bytes.size() * (k + 1) / parts;
+        std::memcpy(dst + lo, bytes.data() + lo, hi - lo);
+      }
+    });
   }
   offset_ += bytes.size();
 }
 
 void payload_file_sink::write_split(std::span<const uint8_t> bytes, uint8_t* dst)
 {
+  // Parts other than 0 run on the crew's threads at SPLIT_NICE, or after part 0 on the
+  // calling thread when those could not be had (then nothing is left for them).
   const std::size_t nof_pieces = (bytes.size() + SPLIT_PIECE - 1) / SPLIT_PIECE;
   std::mutex m;
   std::size_t front = 0, back = nof_pieces; // pieces [front, back) are still to go
@@ -217,19 +232,13 @@ void payload_file_sink::write_split(std::span<const uint8_t> bytes, uint8_t* dst
     const std::size_t lo = k * SPLIT_PIECE;
     return std::pair{lo, std::min(bytes.size(), lo + SPLIT_PIECE) - lo};
   };
-  const auto caller = std::this_thread::get_id();
-  transport::run_at_once(std::max(nof_threads_, 2u), [&](std::size_t part) {
-    if (part == 0) {
+  crew_->run([&](std::size_t part) {
+    if (part == 0) { // the calling thread
       while (const auto k = take(true)) {
         const auto [lo, n] = span_of(*k);
         put(bytes.subspan(lo, n), offset_ + lo);
       }
       return;
-    }
-    // A fresh thread of run_at_once's, whose priority ends with it (not the caller,
-    // which runs the parts itself when no thread can be had); failure leaves it as it was.
-    if (std::this_thread::get_id() != caller) {
-      (void)::setpriority(PRIO_PROCESS, id_t(::gettid()), SPLIT_NICE);
     }
     while (const auto k = take(false)) {
       const auto [lo, n] = span_of(*k);

@@ -11,12 +11,17 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace whd::transport {
+class crew;
+}
 
 namespace whd::baseband {
 
@@ -310,6 +315,7 @@ private:
   uint64_t offset_ = 0;   ///< bytes handed to the file so far
   uint64_t reserved_ = 0; ///< bytes the file was grown to ahead of the writes (cut back at close)
   std::vector<uint8_t> buffer_;
+  std::unique_ptr<transport::crew> crew_; ///< the threads of mapped writes, made at the first
 };
 
 /// Progress callback: samples consumed so far, total samples.
