@@ -69,7 +69,6 @@ namespace {
 /// Whether the source's samples are integers: a ci8 or ci16 capture.
 bool integer_samples(const transport::sample_source& src) { return is_integer(src.type()); }
 
-constexpr std::size_t BLOCK = candidate_search::BLOCK; // metric positions per block
 constexpr std::size_t L = p::SYMBOL_LEN;
 constexpr std::size_t W = p::N;
 
