@@ -36,11 +36,11 @@ public:
   std::size_t first_result() const noexcept { return open_.front().result; }
 
   /// Lists into `s` (h_offsets, h_desc, h_out_offsets, out_bytes, segments, count,
-  /// h_carry, nof_carried) the
-  /// data symbols of the open frames whose windows lie in the chunk, in order, up
-  /// to its capacity; a frame that goes on past the chunk has its parameters copied
-  /// to the host once (from the chunk's locate table) and carried into later
-  /// chunks' tables after their own candidates. Finished frames are dropped.
+  /// h_carry, nof_carried) the data symbols of the open frames whose windows lie in
+  /// the chunk, in order, up to its capacity; a frame that goes on past the chunk has
+  /// its parameters copied to the host once (from the chunk's locate table) and
+  /// carried into later chunks' tables after their own candidates. Finished frames
+  /// are dropped.
   void list(chunk_slot& s);
 
 private:
