@@ -22,19 +22,17 @@
 //                the helper (one thread, or four at once on each step) faults the
 //                pages into a mapping of the file while the writes are pwrites: a page
 //                fault takes no inode lock, pwrite into a page already made only copies
-//   split xT     each piece shared as whd-rx's --payload-write split shares a write:
-//                one thread pwrites 256 KiB parts from its front while T - 1 threads
-//                (at nice 10) copy parts from its back into the file's mapping
 //   io_uring QD xT  one thread keeps T writes of a piece each in flight through an
 //                io_uring (raw system calls, no liburing): the kernel's own workers
 //                write, the caller only submits and reaps
+// (whd-rx's own ways, split included, are measured through the sink itself by
+// sink_write_probe.cpp.)
 // Median of 3 runs each; the file is removed between runs.
 // Build: g++ -O2 -std=c++20 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
 // Usage: payload_write_probe PATH THREADS MIB
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,7 +43,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -379,39 +376,6 @@ int main(int argc, char** argv)
       {"ahead: populate+mmap" + tn, [&] { return ahead_mapped(true); }},
       {"ahead: populate+pwrite" + tn, [&] { return ahead_populate_pwrite(1); }},
       {"ahead: populate x4+pwrite" + tn, [&] { return ahead_populate_pwrite(4); }},
-      {"split" + tn, [&] {
-         return with_mapping([&](int fd, char* m) {
-           constexpr std::size_t PART = std::size_t(256) << 10;
-           bool ok = true;
-           for (std::size_t o = 0; ok && o < bytes; o += PIECE) {
-             std::mutex mu;
-             std::size_t front = 0, back = PIECE / PART; // parts [front, back) still to go
-             std::atomic<bool> good{true};
-             parallel(std::max(nt, 2u), [&](unsigned i) {
-               if (i != 0) {
-                 (void)::setpriority(PRIO_PROCESS, id_t(::gettid()), 10);
-               }
-               for (;;) {
-                 std::size_t k;
-                 {
-                   std::lock_guard lk(mu);
-                   if (front == back) {
-                     return;
-                   }
-                   k = i == 0 ? front++ : --back;
-                 }
-                 if (i == 0) {
-                   good = pwrite_all(fd, src + k * PART, PART, off_t(o + k * PART)) && good;
-                 } else {
-                   std::memcpy(m + o + k * PART, src + k * PART, PART);
-                 }
-               }
-             });
-             ok = good.load();
-           }
-           return ok;
-         });
-       }},
       {"io_uring QD" + std::to_string(nt), [&] {
          uring ring(std::max(nt, 2u));
          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
