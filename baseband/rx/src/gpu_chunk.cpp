@@ -100,14 +100,14 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
           failed[i] = std::current_exception();
         }
       });
-      (void)cudaSetDevice(gcfg.device); // slots made on this thread moved its device
+      const cudaError_t set_device_back = cudaSetDevice(gcfg.device); // slots made on this thread moved its device
       for (const auto& e : failed) {
         if (e) {
           slots_.clear(); // none half made stays for a later run to take
           std::rethrow_exception(e); // the first slot's failure, below as if made in turn
         }
       }
-      WHD_CUDA_CHECK(cudaSetDevice(gcfg.device)); // checked once the slots' errors are told
+      WHD_CUDA_CHECK(set_device_back); // checked once the slots' errors are told
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
                     " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / CHUNK_L));
