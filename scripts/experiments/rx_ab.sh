@@ -13,6 +13,7 @@
 # before each of their runs, outside the timed region, so that they write new files
 # (otherwise every run overwrites the files of the run before: opening them truncates,
 # and the kernel frees their pages first); the removals' own time is printed apart.
+# WHD_AB_BACKEND picks the backend (gpu unless set; cpu to time the CPU backend).
 # Usage (device, carry dist): scripts/experiments/rx_ab.sh dist RX_A RX_B [REPEATS]
 set -uo pipefail
 dist=${1:-dist} a=$2 b=$3 repeats=${4:-5}
@@ -34,7 +35,7 @@ for big in long16 tiny16 packets16 bursty16; do
   for i in $(seq 16); do cat $d/${big%16}-ci8.sigmf-data; done >$d/$big.ci8
 done
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; $(date -u +%FT%TZ)"
-echo "A = $a, B = $b; $repeats turns each"
+echo "A = $a, B = $b; $repeats turns each; backend ${WHD_AB_BACKEND:-gpu}"
 runs=$d/runs.txt
 : >$runs
 : >$d/removed.txt
@@ -52,7 +53,7 @@ for rep in $(seq "$repeats"); do
         echo "removed $v $cap $(python3 -c "print(round($r1 - $r0, 4))")" >>$d/removed.txt
       fi
       t0=$(date +%s.%N)
-      "$rx" $d/$cap --backend gpu -q -o $d/out-$v.bin --report $d/rep-$v.json
+      "$rx" $d/$cap --backend "${WHD_AB_BACKEND:-gpu}" -q -o $d/out-$v.bin --report $d/rep-$v.json
       rc=$?
       t1=$(date +%s.%N)
       python3 - "$v" "$cap" "$rc" "$t0" "$t1" "$d" >>$runs <<'PY'
