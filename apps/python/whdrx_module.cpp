@@ -98,6 +98,7 @@ private:
 class forwarding_sink final : public bb::payload_sink {
 public:
   void write(std::span<const uint8_t> bytes) override { target->write(bytes); }
+  void behind(bool more_waiting) override { target->behind(more_waiting); }
   bb::payload_sink* target = nullptr;
 };
 

@@ -218,8 +218,9 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "how large writes go into the -o and --llr files: map = copied into a mapping of the file by several threads, pwrite = "
      "written at their offsets (into blocks allocated ahead on a disk's file system; on tmpfs as they come), split = each "
      "write shared between pwrite from its front and, at a lower priority, threads copying into the mapping from its back; "
-     "auto = pwrite, which was faster than map in whd-rx into tmpfs (/dev/shm) and into a disk's page cache on the machine "
-     "measured; split was faster than pwrite on long frames into tmpfs there (bench/results)")
+     "auto = pwrite on a disk's file system (faster than map into its page cache); on tmpfs (/dev/shm), split for a write "
+     "while more wait for the writer (long frames: faster than pwrite) and pwrite while the writes keep up (split's copiers "
+     "would take cores from the reading) (bench/results)")
     ("backend,b", po::value(&o.backend)->value_name("auto|cpu|gpu")->default_value("auto"),
      "where the chain runs: gpu needs a CUDA device; auto takes the GPU when one is present and the GPU backend is built, else the CPU")
     ("link,l", po::value(&o.link)->value_name("auto|f32|half|int8")->default_value("auto"),
@@ -327,6 +328,12 @@ bb::progress_fn make_progress(bool enabled)
     std::fprintf(stderr, "\rwhd-rx: %5.1f%% of %llu samples%s", total ? 100.0 * double(done) / double(total) : 100.0,
                  static_cast<unsigned long long>(total), done >= total ? "\n" : "");
   };
+}
+
+/// How a payload file takes large writes, for the log.
+std::string write_way(const bb::payload_file_sink& f)
+{
+  return f.method() == bb::payload_write::automatic ? "pwrite, split while writes wait" : bb::to_string(f.method());
 }
 
 /// The receiver the options ask for (receiver_factory.hpp resolves them), with the
@@ -466,7 +473,7 @@ int run(const options& o)
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
             file == nullptr ? std::string("no")
-                            : fmt::format("'{}' ({})", o.payload, file->positioned() ? bb::to_string(file->method()) : "in order"),
+                            : fmt::format("'{}' ({})", o.payload, file->positioned() ? write_way(*file) : "in order"),
             o.llr.empty() ? std::string() : fmt::format(", {} soft values to '{}'", o.llr_format, o.llr),
             o.report == "-" ? "stdout" : "'" + o.report + "'");
   const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

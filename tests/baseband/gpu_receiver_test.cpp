@@ -2,6 +2,7 @@
 // modulation, Nd, seq, symbols, header failures equal; payload bits equal for the
 // f32 link (any differing bit is counted and must come from a tie); every link
 // form decodes the conformance captures without error.
+#include <whd/baseband/decode_run.hpp>
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/receiver.hpp>
@@ -13,10 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 namespace {
 
@@ -171,6 +176,61 @@ TEST(gpu_receiver, one_receiver_decodes_capture_after_capture)
     EXPECT_EQ(out.payload, ref.payload) << what;
     EXPECT_FALSE(ref.result.frames.empty()) << what;
   }
+}
+
+/// Keeps the payload, slowly, and what it was told before each write.
+class slow_sink final : public bb::payload_sink {
+public:
+  explicit slow_sink(std::chrono::milliseconds per_write) : per_write_(per_write) {}
+  void behind(bool more_waiting) override { told_ = more_waiting; }
+  void write(std::span<const uint8_t> bytes) override
+  {
+    std::this_thread::sleep_for(per_write_);
+    heard.push_back(told_.value_or(false));
+    untold += !told_.has_value();
+    told_.reset();
+    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  }
+  const std::vector<uint8_t>& bytes() const noexcept { return bytes_; }
+  std::vector<bool> heard; ///< per write: more were waiting
+  int untold = 0;          ///< writes not told first
+
+private:
+  std::chrono::milliseconds per_write_;
+  std::optional<bool> told_;
+  std::vector<uint8_t> bytes_;
+};
+
+TEST(gpu_receiver, the_writer_tells_the_sinks_whether_chunks_wait_for_it)
+{
+  // A sink slower than the decode holds the writer up, so chunks wait for it: it is
+  // told so before those writes (the automatic way of a payload file on tmpfs then
+  // splits them), through whd-rx's tee, and the payload is the CPU's all the same.
+  WHD_REQUIRE_GPU();
+  bb::capture_config packets;
+  packets.mods = {whd::profile::modulation::qpsk, whd::profile::modulation::qam16};
+  packets.nds = {52, 17};
+  packets.nof_frames = 200;
+  packets.seed = 4343;
+  packets.impairments.snr_dB = 25;
+  bb::memory_capture cap;
+  bb::generate_capture(packets, cap);
+  const tr::memory_source src(cap.samples());
+  bb::rx_config cfg;
+  const auto ref = receive(*bb::make_cpu_receiver(cfg), src);
+  bb::gpu_config g;
+  g.symbols_per_batch = 64; // many chunks
+  slow_sink slow(std::chrono::milliseconds(3)), other(std::chrono::milliseconds(0));
+  bb::tee_sink tee(&slow, &other);
+  const auto res = bb::make_gpu_receiver(cfg, g)->run(src, tee);
+  expect_same_report(res, ref.result, "slow sink");
+  EXPECT_EQ(slow.bytes(), ref.payload);
+  EXPECT_EQ(other.bytes(), ref.payload);
+  ASSERT_GT(slow.heard.size(), 8u) << "chunks";
+  EXPECT_EQ(slow.untold, 0) << "every write told first";
+  EXPECT_EQ(other.untold, 0) << "every write told first, through the tee";
+  EXPECT_EQ(slow.heard, other.heard) << "both told the same";
+  EXPECT_GT(std::count(slow.heard.begin(), slow.heard.end(), true), 0) << "chunks waited for a sink 3 ms a write";
 }
 
 } // namespace

@@ -89,15 +89,22 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
     bb::payload_write method;
   } ways[] = {{1, bb::payload_write::map}, {2, bb::payload_write::map}, {5, bb::payload_write::map},
               {8, bb::payload_write::map}, {1, bb::payload_write::pwrite}, {4, bb::payload_write::pwrite},
-              {2, bb::payload_write::split}, {8, bb::payload_write::split}};
+              {2, bb::payload_write::split}, {8, bb::payload_write::split}, {0, bb::payload_write::automatic}};
   for (const fs::path& path : paths) {
-    for (const auto [threads, method] : ways) {
+    for (auto [threads, method] : ways) {
       {
         bb::payload_file_sink sink(path.string(), threads, method);
+        // automatic: pwrite on a disk, automatic (pwrite or split, write by write) on tmpfs.
+        struct statfs sfs {};
+        const bool tmpfs = ::statfs(path.parent_path().c_str(), &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+        if (method == bb::payload_write::automatic && !tmpfs) {
+          method = bb::payload_write::pwrite;
+        }
         EXPECT_EQ(sink.method(), method);
         std::size_t at = 0;
         for (std::size_t k = 0; at < bytes.size(); ++k) {
           const std::size_t n = std::min(k % 3 == 0 ? std::size_t(17) : bb::payload_file_sink::PARALLEL_FROM * (k % 7) + 12345, bytes.size() - at);
+          sink.behind(k % 4 < 2); // heard only by the automatic way; the others keep theirs
           sink.write(std::span<const uint8_t>(bytes.data() + at, n));
           at += n;
         }
@@ -111,19 +118,58 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
   }
 }
 
-TEST(payload_file_sink, writes_files_by_pwrite_unless_asked_to_map_them)
+TEST(payload_file_sink, the_automatic_way_is_pwrite_on_a_disk_and_split_only_while_writes_wait_on_tmpfs)
 {
-  // The automatic choice is pwrite, in memory (tmpfs, /dev/shm) as on a disk.
+  // On tmpfs (/dev/shm) a write told that more wait behind it goes the split way:
+  // its copiers' mapping grows the file ahead of the writes (sparse, cut back at
+  // close); one told that none wait is pwritten, and the file holds no more than
+  // what was written. On a disk the automatic way is pwrite whatever it is told.
   const fs::path shm = "/dev/shm/payload_file_sink_auto-" + std::to_string(::getpid()) + ".bin";
-  if (!fs::is_directory("/dev/shm")) {
-    GTEST_SKIP() << "no /dev/shm here";
+  struct statfs sfs {};
+  if (::statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
+    GTEST_SKIP() << "/dev/shm is not tmpfs here";
   }
-  bb::payload_file_sink sink(shm.string());
-  EXPECT_EQ(sink.method(), bb::payload_write::pwrite);
-  EXPECT_TRUE(sink.positioned());
-  EXPECT_FALSE(bb::payload_file_sink("/dev/null").positioned()); // a device: written in order
-  sink.close();
+  std::vector<uint8_t> bytes(2 * bb::payload_file_sink::PARALLEL_FROM + 777);
+  std::mt19937 g(10);
+  for (auto& b : bytes) {
+    b = uint8_t(g());
+  }
+  const std::size_t half = bytes.size() / 2; // each half a large write
+  auto file_size = [&] {
+    struct stat st {};
+    EXPECT_EQ(::stat(shm.c_str(), &st), 0);
+    return uint64_t(st.st_size);
+  };
+  for (const bool waiting : {false, true}) {
+    {
+      bb::payload_file_sink sink(shm.string());
+      EXPECT_EQ(sink.method(), bb::payload_write::automatic);
+      EXPECT_TRUE(sink.positioned());
+      sink.behind(false);
+      sink.write(std::span<const uint8_t>(bytes).first(half));
+      EXPECT_EQ(file_size(), half) << "none waiting: pwritten, nothing ahead";
+      sink.behind(waiting);
+      sink.write(std::span<const uint8_t>(bytes).subspan(half));
+      if (waiting) {
+        EXPECT_GT(file_size(), bytes.size()) << "more waiting: split, the mapping's file grown ahead";
+      } else {
+        EXPECT_EQ(file_size(), bytes.size()) << "none waiting: pwritten, nothing ahead";
+      }
+      sink.close();
+    }
+    EXPECT_EQ(read_all(shm), bytes) << "waiting " << waiting;
+  }
   fs::remove(shm);
+  // On a disk (where the temporary folder is one): pwrite, told or not.
+  const fs::path disk = temp_file("payload_file_sink_auto.bin");
+  if (::statfs(disk.parent_path().c_str(), &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
+    bb::payload_file_sink sink(disk.string());
+    sink.behind(true);
+    EXPECT_EQ(sink.method(), bb::payload_write::pwrite);
+    sink.close();
+    fs::remove(disk);
+  }
+  EXPECT_FALSE(bb::payload_file_sink("/dev/null").positioned()); // a device: written in order
 }
 
 TEST(payload_file_sink, pwrite_into_tmpfs_makes_no_pages_ahead_of_the_writes)

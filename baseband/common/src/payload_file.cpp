@@ -63,6 +63,7 @@ payload_file_sink::payload_file_sink(const std::string& path, unsigned nof_threa
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   nof_threads_ = positioned_ ? (nof_threads != 0 ? nof_threads : std::clamp(hw / 2, 1u, 8u)) : 1;
   method_ = method != payload_write::automatic ? method : payload_write::pwrite;
+  adaptive_ = method == payload_write::automatic && in_memory_;
   buffer_.reserve(BUFFER_BYTES);
 }
 
@@ -105,16 +106,16 @@ void payload_file_sink::flush()
   offset_ += pending.size();
 }
 
-void payload_file_sink::reserve(uint64_t end)
+void payload_file_sink::reserve(uint64_t end, payload_write way)
 {
   if (end <= reserved_) {
     return;
   }
-  if (method_ == payload_write::pwrite && in_memory_) {
+  if (way == payload_write::pwrite && in_memory_) {
     return; // the writes make the pages as they come; a full tmpfs is heard from them
   }
   const uint64_t want = std::max(end, reserved_ + std::clamp(reserved_, MIN_GROWTH, MAX_GROWTH));
-  if (method_ == payload_write::pwrite) {
+  if (way == payload_write::pwrite) {
     // Allocated, so that the writes find their blocks; a full disk is heard here.
     // fallocate, not posix_fallocate: where the file system lacks it, the latter
     // writes the blocks one by one instead.
@@ -158,18 +159,19 @@ void payload_file_sink::write(std::span<const uint8_t> bytes)
     return;
   }
   flush();
-  if (method_ == payload_write::pwrite) {
-    reserve(offset_ + bytes.size());
+  const payload_write way = adaptive_ && behind_ ? payload_write::split : method_;
+  if (way == payload_write::pwrite) {
+    reserve(offset_ + bytes.size(), way);
     put(bytes, offset_);
     offset_ += bytes.size();
     return;
   }
-  write_mapped(bytes);
+  write_mapped(bytes, way);
 }
 
-void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
+void payload_file_sink::write_mapped(std::span<const uint8_t> bytes, payload_write way)
 {
-  reserve(offset_ + bytes.size());
+  reserve(offset_ + bytes.size(), way);
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t map_off = offset_ / page * page;
   const std::size_t map_len = std::size_t(offset_ + bytes.size() - map_off);
@@ -178,14 +180,16 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
     // Not mappable (a file system without mmap, a file that may not be read): this
     // write and the next ones by pwrite, and method() says so.
     method_ = payload_write::pwrite;
-    reserve(offset_ + bytes.size());
+    adaptive_ = false;
+    reserve(offset_ + bytes.size(), method_);
     put(bytes, offset_);
     offset_ += bytes.size();
     return;
   }
   if (crew_ == nullptr) {
     // Kept for the file's life: a chunk's write would otherwise start its threads anew.
-    const bool split = method_ == payload_write::split;
+    // One file's mapped writes all go one way: map, or split (asked for, or automatic).
+    const bool split = way == payload_write::split;
     crew_ = std::make_unique<transport::crew>(split ? std::max(nof_threads_, 2u) : nof_threads_, [split] {
       if (split) {
         // Copies at a lower priority (a crew thread's own; failure leaves it as it was).
@@ -199,7 +203,7 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes)
     ~unmap_at_exit() { ::munmap(p, n); }
   } const unmap{map, map_len}; // also when a write below throws
   auto* dst = static_cast<uint8_t*>(map) + (offset_ - map_off);
-  if (method_ == payload_write::split) {
+  if (way == payload_write::split) {
     write_split(bytes, dst);
   } else {
     // Each thread a share, none below MIN_PIECE (the rest then have nothing to do).

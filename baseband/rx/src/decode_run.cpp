@@ -77,6 +77,15 @@ void tee_sink::write(std::span<const uint8_t> bytes)
   }
 }
 
+void tee_sink::behind(bool more_waiting)
+{
+  for (payload_sink* s : {first_, second_}) {
+    if (s != nullptr) {
+      s->behind(more_waiting);
+    }
+  }
+}
+
 std::optional<double> seconds_since_process_start()
 {
   // Field 22 of /proc/self/stat: the start time in clock ticks after boot; the

@@ -70,9 +70,17 @@ void chunk_writer::write(chunk_slot& s)
     note_bad_samples(s);
   }
   // One write a chunk. The payload and the soft values come packed from the device
-  // (packing them here bound the writer on mixed modulations).
+  // (packing them here bound the writer on mixed modulations). The sinks hear first
+  // whether more chunks wait for this thread: whether they are what holds it up.
+  bool more_waiting = false;
+  {
+    std::lock_guard lk(m_);
+    more_waiting = !queue_.empty();
+  }
+  sink_.behind(more_waiting);
   sink_.write(std::span<const uint8_t>(s.h_out.data(), s.out_bytes));
   if (llr_.sink != nullptr) {
+    llr_.sink->behind(more_waiting);
     llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));
     res_.llr_bytes += s.llr_bytes;
   }

@@ -189,6 +189,11 @@ class payload_sink {
 public:
   virtual ~payload_sink() = default;
   virtual void write(std::span<const uint8_t> bytes) = 0;
+  /// Told before a write by a caller that knows whether more writes wait behind it
+  /// (whd-rx's writer thread: decoded chunks queued for it), that is, whether this
+  /// sink is what holds the caller up; a sink may then spend more threads on the
+  /// write (payload_file_sink's automatic way on tmpfs). Nothing by default.
+  virtual void behind(bool more_waiting) { (void)more_waiting; }
 };
 
 /// A sink that keeps everything in memory (tests, small captures).
@@ -203,11 +208,15 @@ private:
 
 /// How a payload file takes large writes (whd-rx --payload-write).
 enum class payload_write {
-  /// pwrite, on every file system: in whd-rx, with the capture streaming beside the
-  /// writes, it beat the mapping into tmpfs (1.79 against 1.42 GB/s) and into ext4's
-  /// page cache (2.78 against 0.48 GB/s) on the H100's host, although the mapping
-  /// copied by 8-16 threads is the fastest into a new tmpfs file with nothing else
-  /// running (bench/results/payload-write-h100-2026-11-25.md)
+  /// pwrite on a disk's file system; on tmpfs, pwrite while the writes keep up and
+  /// split for a write with more waiting behind it (payload_sink::behind). In whd-rx,
+  /// with the capture streaming beside the writes, pwrite beat the mapping into tmpfs
+  /// (1.79 against 1.42 GB/s) and into ext4's page cache (2.78 against 0.48 GB/s) on
+  /// the H100's host (bench/results/payload-write-h100-2026-11-25.md). split beat
+  /// pwrite where the writer held the run up (long frames at 4 s of air: 1.46 against
+  /// 1.74 s whole) but lost where the reading did (bursty frames: 1.26 against 1.11 s),
+  /// its copiers taking from the reading (bench/results/traffic-h100-2026-11-26.md
+  /// section 9): so split only while writes wait
   automatic,
   /// the file grown sparse (ftruncate, after a check of the free space, so that a full
   /// disk is an error, not a SIGBUS), mapped, and copied into by several threads at
@@ -226,10 +235,8 @@ enum class payload_write {
   /// front (the path that holds the inode lock) while the other threads, at a lower
   /// priority so that they take only cores nothing else wants, copy pieces from its
   /// back into a mapping of the file grown sparse as for map (page faults take no inode
-  /// lock); they meet where their speeds put them. In whd-rx on one H100 host, long
-  /// frames at 4 s of air took 1.61 s whole against 1.89 s by pwrite, packets and tiny
-  /// frames tied (bench/results/traffic-h100-2026-11-26.md section 9); measured on one
-  /// machine only, so not yet the automatic choice
+  /// lock); they meet where their speeds put them. For every write, even where the
+  /// writes keep up: automatic uses it only where they do not
   split,
 };
 
@@ -270,7 +277,8 @@ public:
   static constexpr std::size_t PARALLEL_FROM = std::size_t(1) << 20;
   /// @param path the file (created or truncated), or "-" for standard output
   /// @param nof_threads threads a large mapped write is spread over (0: up to 8, half the cores)
-  /// @param method how large writes go in (automatic: by the file's file system)
+  /// @param method how large writes go in (automatic: by the file's file system and
+  ///        whether writes wait, see payload_write)
   /// @throws std::runtime_error when the file cannot be created
   explicit payload_file_sink(const std::string& path, unsigned nof_threads = 0, payload_write method = payload_write::automatic);
   ~payload_file_sink() override;
@@ -278,6 +286,9 @@ public:
   payload_file_sink& operator=(const payload_file_sink&) = delete;
   /// @throws std::runtime_error when the bytes cannot be written (or after close)
   void write(std::span<const uint8_t> bytes) override;
+  /// Under the automatic way on tmpfs: the next large write is split when true,
+  /// pwritten when false.
+  void behind(bool more_waiting) override { behind_ = more_waiting; }
   /// Writes what is buffered and closes the file; a second call does nothing. Errors
   /// the buffered writes meet only now (a full disk) are thrown here, not lost in a
   /// destructor.
@@ -285,20 +296,23 @@ public:
   void close();
   /// Bytes written so far (buffered ones included).
   uint64_t size() const noexcept { return offset_ + buffer_.size(); }
-  /// How large writes go in (never automatic: the choice made), for a regular file;
-  /// pwrite once a mapping of the file was refused.
-  payload_write method() const noexcept { return method_; }
+  /// How large writes go in, for a regular file: the way asked for, or the automatic
+  /// choice (pwrite on a disk's file system; automatic on tmpfs, where it is pwrite
+  /// or split write by write); pwrite once a mapping of the file was refused.
+  payload_write method() const noexcept { return adaptive_ ? payload_write::automatic : method_; }
   /// A regular file, written at offsets; false for a pipe, a terminal or a device,
   /// written in order (the method then does not apply).
   bool positioned() const noexcept { return positioned_; }
 
 private:
   void flush();
-  /// The file grown to at least `end`, in growing steps: sparse for the mapping,
-  /// allocated for pwrite (but on tmpfs: nothing, the writes make the pages).
-  void reserve(uint64_t end);
-  /// A large write copied into a mapping of the file by the threads.
-  void write_mapped(std::span<const uint8_t> bytes);
+  /// The file grown to at least `end` for a write going in `way`, in growing steps:
+  /// sparse for the mapping (map, split), allocated for pwrite (but on tmpfs:
+  /// nothing, the writes make the pages).
+  void reserve(uint64_t end, payload_write way);
+  /// A large write copied into a mapping of the file by the threads (map), or shared
+  /// between pwrite and the copies (split).
+  void write_mapped(std::span<const uint8_t> bytes, payload_write way);
   /// A large write shared by pwrite (this thread, from the front) and copies into its
   /// mapping `dst` (the other threads, from the back).
   void write_split(std::span<const uint8_t> bytes, uint8_t* dst);
@@ -311,7 +325,9 @@ private:
   bool positioned_ = true; ///< a regular file: pwrite at offsets, several threads
   bool in_memory_ = false; ///< on tmpfs: pwrite allocates nothing ahead
   unsigned nof_threads_ = 1;
-  payload_write method_ = payload_write::map;
+  payload_write method_ = payload_write::map; ///< never automatic: with adaptive_, pwrite
+  bool adaptive_ = false; ///< automatic on tmpfs: split while behind_, else method_ (pwrite)
+  bool behind_ = false;   ///< the last behind() heard
   uint64_t offset_ = 0;   ///< bytes handed to the file so far
   uint64_t reserved_ = 0; ///< bytes the file was grown to ahead of the writes (cut back at close)
   std::vector<uint8_t> buffer_;

@@ -41,6 +41,8 @@ public:
   tee_sink(payload_sink* first, payload_sink* second) : first_(first), second_(second) {}
   /// Write `bytes` to both (in parallel from 64 KiB on); rethrows either's error.
   void write(std::span<const uint8_t> bytes) override;
+  /// Told to both.
+  void behind(bool more_waiting) override;
 
 private:
   payload_sink* first_;
