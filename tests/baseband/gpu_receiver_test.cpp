@@ -139,21 +139,28 @@ TEST(gpu_receiver, memory_source_and_large_batches_agree_with_cpu)
   }
 }
 
+/// Packets of QPSK and 16-QAM in turn, 52 and 17 symbols, over 4 taps at 25 dB.
+bb::memory_capture mixed_packets(std::size_t nof_frames, uint64_t seed)
+{
+  bb::capture_config c;
+  c.mods = {whd::profile::modulation::qpsk, whd::profile::modulation::qam16};
+  c.nds = {52, 17};
+  c.nof_frames = nof_frames;
+  c.seed = seed;
+  c.impairments.snr_dB = 25;
+  c.impairments.nof_taps = 4;
+  bb::memory_capture cap;
+  bb::generate_capture(c, cap);
+  return cap;
+}
+
 TEST(gpu_receiver, one_receiver_decodes_capture_after_capture)
 {
   // A receiver kept between captures (the Python module keeps one) reuses its slots
   // when they hold the next capture's chunks and makes them again when they do not
   // (a larger capture, another sample type): each capture decodes as on the CPU.
   WHD_REQUIRE_GPU();
-  bb::capture_config big;
-  big.mods = {whd::profile::modulation::qpsk, whd::profile::modulation::qam16};
-  big.nds = {52, 17};
-  big.nof_frames = 300;
-  big.seed = 4242;
-  big.impairments.snr_dB = 25;
-  big.impairments.nof_taps = 4;
-  bb::memory_capture cap;
-  bb::generate_capture(big, cap);
+  const bb::memory_capture cap = mixed_packets(300, 4242);
   const tr::memory_source packets(cap.samples());
   struct source {
     std::string name;
@@ -207,14 +214,7 @@ TEST(gpu_receiver, the_writer_tells_the_sinks_whether_chunks_wait_for_it)
   // told so before those writes (the automatic way of a payload file on tmpfs then
   // splits them), through whd-rx's tee, and the payload is the CPU's all the same.
   WHD_REQUIRE_GPU();
-  bb::capture_config packets;
-  packets.mods = {whd::profile::modulation::qpsk, whd::profile::modulation::qam16};
-  packets.nds = {52, 17};
-  packets.nof_frames = 200;
-  packets.seed = 4343;
-  packets.impairments.snr_dB = 25;
-  bb::memory_capture cap;
-  bb::generate_capture(packets, cap);
+  const bb::memory_capture cap = mixed_packets(200, 4343);
   const tr::memory_source src(cap.samples());
   bb::rx_config cfg;
   const auto ref = receive(*bb::make_cpu_receiver(cfg), src);
