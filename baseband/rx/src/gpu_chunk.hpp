@@ -41,7 +41,7 @@ using steady = std::chrono::steady_clock;
 /// Seconds spent per stage in one run.
 struct stage_times {
   double setup = 0, read = 0, wait_located = 0, fetch = 0, walk = 0, host_locate = 0, list = 0, enqueue = 0, wait_slot = 0,
-         wait_first_chunk = 0, wait_chunk = 0, wait_gpu = 0, write_sink = 0, drain = 0;
+         wait_first_chunk = 0, wait_chunk = 0, wait_gpu = 0, write_sink = 0, hand_over = 0, drain = 0;
 };
 
 /// Adds the time of a scope to an accumulator.

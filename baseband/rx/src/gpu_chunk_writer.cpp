@@ -64,7 +64,16 @@ void chunk_writer::write(chunk_slot& s)
     stage_timer t(times_.wait_gpu);
     s.done.synchronize();
   }
-  stage_timer t(times_.write_sink);
+  {
+    stage_timer t(times_.write_sink);
+    write_sinks(s);
+  }
+  stage_timer t(times_.hand_over);
+  hand_over(s.final_frames);
+}
+
+void chunk_writer::write_sinks(chunk_slot& s)
+{
   if (type_ == datatype::cf32_le) {
     std::lock_guard lk(res_m_);
     note_bad_samples(s);
@@ -84,7 +93,6 @@ void chunk_writer::write(chunk_slot& s)
     llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));
     res_.llr_bytes += s.llr_bytes;
   }
-  hand_over(s.final_frames);
 }
 
 void chunk_writer::hand_over(std::size_t end)

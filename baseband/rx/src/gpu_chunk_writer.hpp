@@ -22,9 +22,9 @@ namespace whd::baseband::gpu {
 class chunk_writer {
 public:
   /// Starts the thread. `res_m` guards `res.frames` against the walk's appends;
-  /// the writer's stage times go to times.wait_gpu and times.write_sink. On an
-  /// error the writer fails the ring (acquire() rethrows it) and goes on releasing
-  /// slots without writing.
+  /// the writer's stage times go to times.wait_first_chunk, wait_chunk, wait_gpu,
+  /// write_sink and hand_over. On an error the writer fails the ring (acquire()
+  /// rethrows it) and goes on releasing slots without writing.
   chunk_writer(payload_sink& sink, const llr_output& llr, const frames_fn& on_frames, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m,
                stage_times& times);
   ~chunk_writer() { finish(); }
@@ -45,6 +45,8 @@ public:
 private:
   void loop();
   void write(chunk_slot& s);
+  /// The chunk's payload (and soft values) to the sinks, its bad samples noted.
+  void write_sinks(chunk_slot& s);
   void note_bad_samples(const chunk_slot& s);
 
   payload_sink& sink_;
