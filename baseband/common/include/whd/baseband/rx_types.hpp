@@ -215,8 +215,9 @@ enum class payload_write {
   /// the H100's host (bench/results/payload-write-h100-2026-11-25.md). split beat
   /// pwrite where the writer held the run up (long frames at 4 s of air: 1.46 against
   /// 1.74 s whole) but lost where the reading did (bursty frames: 1.26 against 1.11 s),
-  /// its copiers taking from the reading (bench/results/traffic-h100-2026-11-26.md
-  /// section 9): so split only while writes wait
+  /// its copiers taking from the reading: so split only while writes wait, which took
+  /// long frames from 2.69x to 3.14x real time and packets from 3.15x to 3.43x, the
+  /// other shapes tied (bench/results/traffic-h100-2026-11-26.md sections 9 and 10)
   automatic,
   /// the file grown sparse (ftruncate, after a check of the free space, so that a full
   /// disk is an error, not a SIGBUS), mapped, and copied into by several threads at
