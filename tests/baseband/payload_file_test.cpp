@@ -41,6 +41,24 @@ std::string thrown(F&& f)
   return "";
 }
 
+/// Whether `dir` is on tmpfs (memory, as /dev/shm usually is).
+bool on_tmpfs(const fs::path& dir)
+{
+  struct statfs sfs {};
+  return ::statfs(dir.c_str(), &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+}
+
+/// `n` bytes from a generator seeded with `seed`.
+std::vector<uint8_t> random_bytes(std::size_t n, unsigned seed)
+{
+  std::mt19937 g(seed);
+  std::vector<uint8_t> bytes(n);
+  for (auto& b : bytes) {
+    b = static_cast<uint8_t>(g());
+  }
+  return bytes;
+}
+
 /// A file of this process's own in the test folder: two test runs at once (two build
 /// trees) must not write each other's files.
 fs::path temp_file(const std::string& name) { return fs::path(testing::TempDir()) / (std::to_string(::getpid()) + "-" + name); }
@@ -48,11 +66,7 @@ fs::path temp_file(const std::string& name) { return fs::path(testing::TempDir()
 TEST(payload_file_sink, pieces_of_every_size_come_back_whole)
 {
   const fs::path path = temp_file("payload_file_sink_pieces.bin");
-  std::mt19937 g(4100);
-  std::vector<uint8_t> bytes(3 << 20);
-  for (auto& b : bytes) {
-    b = static_cast<uint8_t>(g());
-  }
+  const std::vector<uint8_t> bytes = random_bytes(3 << 20, 4100);
   {
     bb::payload_file_sink sink(path.string());
     std::size_t at = 0;
@@ -77,11 +91,7 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
   if (fs::is_directory("/dev/shm")) {
     paths.push_back(fs::path("/dev/shm") / (std::to_string(::getpid()) + "-payload_file_sink_parallel.bin"));
   }
-  std::mt19937 g(4101);
-  std::vector<uint8_t> bytes(40 << 20);
-  for (auto& b : bytes) {
-    b = static_cast<uint8_t>(g());
-  }
+  const std::vector<uint8_t> bytes = random_bytes(40 << 20, 4101);
   // Every way of taking large writes; the file grows ahead of them and must be cut
   // back to what was written.
   const struct {
@@ -95,9 +105,7 @@ TEST(payload_file_sink, large_writes_spread_over_threads_come_back_whole)
       {
         bb::payload_file_sink sink(path.string(), threads, method);
         // automatic: pwrite on a disk, automatic (pwrite or split, write by write) on tmpfs.
-        struct statfs sfs {};
-        const bool tmpfs = ::statfs(path.parent_path().c_str(), &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
-        if (method == bb::payload_write::automatic && !tmpfs) {
+        if (method == bb::payload_write::automatic && !on_tmpfs(path.parent_path())) {
           method = bb::payload_write::pwrite;
         }
         EXPECT_EQ(sink.method(), method);
@@ -125,15 +133,10 @@ TEST(payload_file_sink, the_automatic_way_is_pwrite_on_a_disk_and_split_only_whi
   // close); one told that none wait is pwritten, and the file holds no more than
   // what was written. On a disk the automatic way is pwrite whatever it is told.
   const fs::path shm = "/dev/shm/payload_file_sink_auto-" + std::to_string(::getpid()) + ".bin";
-  struct statfs sfs {};
-  if (::statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
+  if (!on_tmpfs("/dev/shm")) {
     GTEST_SKIP() << "/dev/shm is not tmpfs here";
   }
-  std::vector<uint8_t> bytes(2 * bb::payload_file_sink::PARALLEL_FROM + 777);
-  std::mt19937 g(10);
-  for (auto& b : bytes) {
-    b = uint8_t(g());
-  }
+  const std::vector<uint8_t> bytes = random_bytes(2 * bb::payload_file_sink::PARALLEL_FROM + 777, 10);
   const std::size_t half = bytes.size() / 2; // each half a large write
   auto file_size = [&] {
     struct stat st {};
@@ -162,7 +165,7 @@ TEST(payload_file_sink, the_automatic_way_is_pwrite_on_a_disk_and_split_only_whi
   fs::remove(shm);
   // On a disk (where the temporary folder is one): pwrite, told or not.
   const fs::path disk = temp_file("payload_file_sink_auto.bin");
-  if (::statfs(disk.parent_path().c_str(), &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
+  if (!on_tmpfs(disk.parent_path())) {
     bb::payload_file_sink sink(disk.string());
     sink.behind(true);
     EXPECT_EQ(sink.method(), bb::payload_write::pwrite);
@@ -178,15 +181,10 @@ TEST(payload_file_sink, pwrite_into_tmpfs_makes_no_pages_ahead_of_the_writes)
   // tmpfs that would make memory pages ahead, on the writer's thread: there the file
   // holds no more than what was written, at every point, and comes back whole.
   const fs::path shm = "/dev/shm/payload_file_sink_ahead-" + std::to_string(::getpid()) + ".bin";
-  struct statfs sfs {};
-  if (::statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
+  if (!on_tmpfs("/dev/shm")) {
     GTEST_SKIP() << "/dev/shm is not tmpfs here";
   }
-  std::vector<uint8_t> bytes(3 * bb::payload_file_sink::PARALLEL_FROM + 4321);
-  std::mt19937 g(9);
-  for (auto& b : bytes) {
-    b = uint8_t(g());
-  }
+  const std::vector<uint8_t> bytes = random_bytes(3 * bb::payload_file_sink::PARALLEL_FROM + 4321, 9);
   {
     bb::payload_file_sink sink(shm.string(), 0, bb::payload_write::pwrite);
     const std::size_t piece = bb::payload_file_sink::PARALLEL_FROM + 1000; // large writes: the ones that reserve
