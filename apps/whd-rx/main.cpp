@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 #include <thread>
 #include <signal.h>
 #include <sys/stat.h>
@@ -402,9 +403,19 @@ int run(const options& o)
   std::signal(SIGPIPE, SIG_IGN);
   // The CUDA context (a few hundred ms) is made while the capture's meta is read
   // and checked; the receiver is made after it.
+  // Set-up as it went, for -v: seconds from t0 at each step's end.
+  std::vector<std::pair<std::string_view, double>> setup_marks;
+  auto mark = [&](std::string_view step) {
+    setup_marks.emplace_back(step, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  };
   std::jthread context;
+  double context_seconds = 0; // the context thread's own time
   if (o.backend != "cpu" && o.dump.empty()) {
-    context = std::jthread([device = o.device] { whd::cuda::create_context(device); });
+    context = std::jthread([device = o.device, &context_seconds] {
+      const auto c0 = std::chrono::steady_clock::now();
+      whd::cuda::create_context(device);
+      context_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    });
   }
 
   tr::capture_info info;
@@ -425,6 +436,7 @@ int run(const options& o)
   if (const auto warning = bb::cut_short_warning(info)) {
     log->warn("{}", *warning);
   }
+  mark("capture opened");
   std::unique_ptr<bb::truth_checker> checker;
   if (!o.truth.empty()) {
     try {
@@ -465,10 +477,13 @@ int run(const options& o)
     llr_file = std::make_unique<bb::payload_file_sink>(o.llr, 0, *bb::parse_payload_write(o.payload_write));
     cfg.llr.sink = llr_file.get();
   }
+  mark("outputs opened");
   if (context.joinable()) {
     context.join();
+    mark("CUDA context waited for");
   }
   g_receiver = choose_backend(o, cfg, info.type, *log);
+  mark("receiver made");
   auto& rx = g_receiver;
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
             info.nof_samples, whd::to_string(info.type), cfg.sample_rate_sps, rx->backend(),
@@ -520,6 +535,14 @@ int run(const options& o)
   for (const auto& [stage, sec] : result.stage_seconds) {
     log->debug("stage {}: {:.3f} s", stage, sec);
   }
+  log->debug("set-up: {:.3f} s from the process's start to main()", t0_since_start);
+  for (const auto& [step, at] : setup_marks) {
+    log->debug("set-up: {} at {:.3f} s after main()", step, at);
+  }
+  if (context_seconds > 0) {
+    log->debug("set-up: the CUDA context took {:.3f} s on its thread", context_seconds);
+  }
+  log->debug("set-up: the receiver's buffers took {:.3f} s", result.setup_seconds);
   log->debug("after the run: the report {} in {:.3f} s (not in its timing)", report_file ? "finished" : "written", report_seconds);
   const auto& m = result.resources;
   log->info("memory: peak RSS {:.0f} MiB; {} symbols per batch{}", double(m.peak_rss_bytes) / 1048576.0, m.symbols_per_batch,
