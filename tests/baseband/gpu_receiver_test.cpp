@@ -233,9 +233,41 @@ TEST(gpu_receiver, the_writer_tells_the_sinks_whether_chunks_wait_for_it)
   EXPECT_GT(std::count(slow.heard.begin(), slow.heard.end(), true), 0) << "chunks waited for a sink 3 ms a write";
 }
 
-} // namespace
-
-namespace {
+TEST(gpu_receiver, a_failed_hand_over_of_frames_stops_the_run_with_its_error)
+{
+  // The frames go to rx_config::on_frames from a thread beside the writer; a throw
+  // there (a report that cannot be written) ends the run with that error, whether
+  // it comes at the first hand-over, midway or at the last, and nothing hangs.
+  WHD_REQUIRE_GPU();
+  const bb::memory_capture cap = mixed_packets(200, 4444);
+  const tr::memory_source src(cap.samples());
+  bb::gpu_config g;
+  g.symbols_per_batch = 64; // many chunks
+  auto run = [&](int fail_at, int& calls) {
+    bb::rx_config cfg;
+    cfg.on_frames = [&calls, fail_at](std::span<const bb::frame_result>) {
+      if (++calls == fail_at) {
+        throw std::runtime_error("the report is full");
+      }
+    };
+    bb::memory_sink sink;
+    return bb::make_gpu_receiver(cfg, g)->run(src, sink);
+  };
+  int all = 0;
+  const auto clean = run(0, all);
+  ASSERT_GT(all, 2) << "hand-overs in a clean run";
+  EXPECT_EQ(clean.frames.size(), 200u);
+  for (int fail_at : {1, all / 2 + 1, all}) {
+    int calls = 0;
+    try {
+      run(fail_at, calls);
+      ADD_FAILURE() << "fail at hand-over " << fail_at << " of " << all << ": the run went on";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "the report is full") << "fail at hand-over " << fail_at << " of " << all;
+    }
+    EXPECT_EQ(calls, fail_at) << "no hand-over after the failed one";
+  }
+}
 
 TEST(gpu_receiver, two_gpus_give_the_bits_and_report_of_one)
 {

@@ -1,14 +1,24 @@
 // The GPU receiver's writer thread (gpu_chunk_writer.hpp).
 #include "gpu_chunk_writer.hpp"
 
+#include <algorithm>
 #include <span>
 
 namespace whd::baseband::gpu {
 
 chunk_writer::chunk_writer(payload_sink& sink, const llr_output& llr, const frames_fn& on_frames, slot_ring& ring, datatype type,
                            receive_result& res, std::mutex& res_m, stage_times& times)
-    : sink_(sink), llr_(llr), on_frames_(on_frames), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times), thread_([this] { loop(); })
+    : sink_(sink), llr_(llr), on_frames_(on_frames), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times)
 {
+  if (on_frames_) {
+    hand_thread_ = std::jthread([this] { hand_loop(); });
+  }
+  try {
+    thread_ = std::jthread([this] { loop(); });
+  } catch (...) {
+    finish(); // the handing thread stops
+    throw;
+  }
 }
 
 void chunk_writer::push(chunk_slot* s)
@@ -29,6 +39,14 @@ void chunk_writer::finish()
   cv_.notify_all();
   if (thread_.joinable()) {
     thread_.join();
+  }
+  {
+    std::lock_guard lk(hand_m_);
+    hand_done_ = true;
+  }
+  hand_cv_.notify_all();
+  if (hand_thread_.joinable()) {
+    hand_thread_.join(); // after handing over every frame posted
   }
 }
 
@@ -68,8 +86,42 @@ void chunk_writer::write(chunk_slot& s)
     stage_timer t(times_.write_sink);
     write_sinks(s);
   }
-  stage_timer t(times_.hand_over);
-  hand_over(s.final_frames);
+  post(s.final_frames);
+}
+
+void chunk_writer::post(std::size_t end)
+{
+  if (!on_frames_) {
+    return;
+  }
+  {
+    std::lock_guard lk(hand_m_);
+    hand_want_ = std::max(hand_want_, end);
+  }
+  hand_cv_.notify_one();
+}
+
+void chunk_writer::hand_loop()
+{
+  for (;;) {
+    std::size_t end = 0;
+    {
+      std::unique_lock lk(hand_m_);
+      hand_cv_.wait(lk, [&] { return hand_want_ > handed_ || hand_done_; });
+      if (hand_want_ <= handed_) {
+        return; // done, and every frame posted is handed over
+      }
+      end = hand_want_;
+    }
+    try {
+      stage_timer t(times_.hand_over);
+      hand_over(end);
+    } catch (...) {
+      hand_error_ = std::current_exception();
+      ring_.fail(hand_error_); // the run stops as on a failed write
+      return;
+    }
+  }
 }
 
 void chunk_writer::write_sinks(chunk_slot& s)

@@ -127,7 +127,7 @@ public:
                          {"writer: wait for a chunk (after the first)", times_.wait_chunk},
                          {"writer: wait for the GPU", times_.wait_gpu},
                          {"writer: payload to the sink", times_.write_sink},
-                         {"writer: frames handed over (the report as the run goes)", times_.hand_over},
+                         {"frames handed over (a thread beside the writer; the report as the run goes)", times_.hand_over},
                          {"drain at the end", times_.drain}};
     res.resources = resources();
     res.setup_seconds = times_.setup;
@@ -469,7 +469,7 @@ private:
   uint64_t positions_ = 0;       ///< positions searched per chunk of this run
   gpu::open_frames open_;
   std::mutex res_m_; ///< the writer's bad-sample notes against the walk's appends
-  gpu::stage_times times_; // wait_first_chunk, wait_chunk, wait_gpu, write_sink and hand_over are the writer's, the rest the caller's
+  gpu::stage_times times_; // wait_first_chunk, wait_chunk, wait_gpu and write_sink are the writer's, hand_over its handing thread's, the rest the caller's
 };
 
 } // namespace
