@@ -179,6 +179,7 @@ struct tone_stage {
   float2 h[p::NOF_USED];
   double2 proj[MAX_TAPS]; ///< Q^H h
   float soft[p::HEADER_BITS];
+  double2 power[p::NOF_USED]; ///< the SNR's terms: |h[u]|^2 and |y0 - y1|^2 on tone u, in double
 };
 /// What thread 0 decides, for everyone.
 struct decisions {
@@ -187,6 +188,10 @@ struct decisions {
   double sig, diff;
   float2 base[NOF_WINDOWS]; ///< each window's derotation at its first sample
   float2 pilot_rot;
+  double around, elsewhere; ///< the validation's sums
+  double warp_max[THREADS / 32];
+  int warp_arg[THREADS / 32];
+  int peak;
   unsigned bad;
   locate_status status;
   bool go_on;
@@ -194,7 +199,9 @@ struct decisions {
 /// The block's shared memory: the stages one after the other in one union (a barrier
 /// separates the last read of one from the first write of the next), the transforms'
 /// scratch and outputs apart (a group of 64 may still load its window while another
-/// group's transform writes).
+/// group's transform writes). Before the transforms, their outputs' place holds the
+/// terms of the sums that run in order on one thread (made by all threads first, so
+/// that the one thread only adds).
 struct shared_mem {
   union {
     sync_stage s;
@@ -202,7 +209,11 @@ struct shared_mem {
     tone_stage t;
   } u;
   float2 scratch[NOF_GROUPS][SCRATCH];
-  float2 y[NOF_WINDOWS][N];
+  union {
+    float2 y[NOF_WINDOWS][N];
+    double energy_terms[N + MAX_LAGS - 1]; ///< step 1: |r[i]|^2 (i < N), then each slide's change
+    double2 cfo_terms[N];                  ///< step 2: the fine CFO's products
+  } v;
   decisions d;
 };
 static_assert(sizeof(shared_mem) <= 48 * 1024, "static shared memory of one block");
@@ -257,6 +268,29 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
     sm.d.bad = 0;
   }
   __syncthreads();
+  {
+    // The sliding energy's terms as the host makes them (float norms, a slide's change
+    // in float), by every thread; the last thread then adds them in the host's order.
+    double* terms = sm.v.energy_terms;
+    for (int i = tid; i < N + nof_lags - 1; i += THREADS) {
+      terms[i] = i < N ? double(normf2(sm.u.s.r[i])) : double(normf2(sm.u.s.r[i]) - normf2(sm.u.s.r[i - N]));
+    }
+  }
+  __syncthreads();
+  if (tid == THREADS - 1) {
+    // The sliding energy as the host updates it (its terms' double sum, in order), on
+    // the last warp, which has the fewest lags; before its lag, which nothing waits on.
+    const double* terms = sm.v.energy_terms;
+    double e = 0.0;
+    for (int i = 0; i < N; ++i) {
+      e += terms[i];
+    }
+    for (int t = 0; t + 1 < nof_lags; ++t) {
+      sm.u.s.energy[t] = e;
+      e += terms[N + t];
+    }
+    sm.u.s.energy[nof_lags - 1] = e;
+  }
   for (int t = tid; t < nof_lags; t += THREADS) {
     // In the host's order (sync.cpp, xcorr_power): four partial sums over n mod 4,
     // each in order, added as (s0 + s1) + (s2 + s3).
@@ -274,41 +308,78 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
     const double sim = (im[0] + im[1]) + (im[2] + im[3]);
     sm.u.s.pow_xc[t] = sre * sre + sim * sim;
   }
-  if (tid == THREADS - 1) {
-    // The sliding energy as the host updates it (float norms, double sum), on the
-    // last warp, which has the fewest lags.
-    double e = 0.0;
-    for (int i = 0; i < N; ++i) {
-      e += normf2(sm.u.s.r[i]);
-    }
-    for (int t = 0; t < nof_lags; ++t) {
-      sm.u.s.energy[t] = e;
-      if (t + 1 < nof_lags) {
-        e += normf2(sm.u.s.r[t + N]) - normf2(sm.u.s.r[t]);
-      }
-    }
-  }
   __syncthreads();
   for (int t = tid; t < nof_lags; t += THREADS) {
     const double e = sm.u.s.energy[t];
     sm.u.s.norm_xc[t] = e > 0.0 ? sm.u.s.pow_xc[t] / (a.body_energy * e) : 0.0;
   }
+  {
+    // The first maximum of the cross-correlation's power, as std::max_element: a
+    // reduction over the block (a maximum is exact; equal values keep the lower lag).
+    double best = -1.0; // below every power
+    int arg = MAX_LAGS;
+    for (int t = tid; t < nof_lags; t += THREADS) {
+      const double v = sm.u.s.pow_xc[t];
+      if (v > best) {
+        best = v;
+        arg = t;
+      }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) {
+      const double ob = __shfl_down_sync(0xffffffffu, best, off);
+      const int oa = __shfl_down_sync(0xffffffffu, arg, off);
+      if (ob > best || (ob == best && oa < arg)) {
+        best = ob;
+        arg = oa;
+      }
+    }
+    if ((tid & 31) == 0) {
+      sm.d.warp_max[tid / 32] = best;
+      sm.d.warp_arg[tid / 32] = arg;
+    }
+  }
+  __syncthreads();
+  if (tid == 0 || tid == 32) {
+    double best = sm.d.warp_max[0]; // warp 0 holds lag 0: every other warp's is compared
+    int peak = sm.d.warp_arg[0];
+    for (int w = 1; w < THREADS / 32; ++w) {
+      const double v = sm.d.warp_max[w];
+      const int arg_w = sm.d.warp_arg[w];
+      if (v > best || (v == best && arg_w < peak)) {
+        best = v;
+        peak = arg_w;
+      }
+    }
+    // The validation's two sums, each in the host's order (lags ascending), on two
+    // warps at once.
+    const int lo = peak >= G / 2 ? peak - G / 2 : 0;
+    const int hi = min(nof_lags - 1, peak + G / 2);
+    double sum = 0.0;
+    if (tid == 0) {
+      for (int t = lo; t <= hi; ++t) {
+        sum += sm.u.s.norm_xc[t];
+      }
+      sm.d.around = sum;
+      sm.d.peak = peak;
+    } else {
+      for (int t = 0; t < lo; ++t) {
+        sum += sm.u.s.norm_xc[t];
+      }
+      for (int t = hi + 1; t < nof_lags; ++t) {
+        sum += sm.u.s.norm_xc[t];
+      }
+      sm.d.elsewhere = sum;
+    }
+  }
   __syncthreads();
   if (tid == 0) {
     decisions& d = sm.d;
     const double* pow_xc = sm.u.s.pow_xc;
-    int peak = 0; // the first maximum, as std::max_element
-    for (int t = 1; t < nof_lags; ++t) {
-      if (pow_xc[peak] < pow_xc[t]) {
-        peak = t;
-      }
-    }
+    const int peak = d.peak;
     const int lo = peak >= G / 2 ? peak - G / 2 : 0;
     const int hi = min(nof_lags - 1, peak + G / 2);
-    double around = 0.0, elsewhere = 0.0;
-    for (int t = 0; t < nof_lags; ++t) {
-      (t >= lo && t <= hi ? around : elsewhere) += sm.u.s.norm_xc[t];
-    }
+    const double around = d.around, elsewhere = d.elsewhere;
     const int nof_around = hi - lo + 1;
     const double floor_per_lag = elsewhere / double(nof_lags - nof_around);
     const double rho = around - floor_per_lag * double(nof_around);
@@ -371,14 +442,19 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
     }
   }
   __syncthreads();
+  for (int i = tid; i < N; i += THREADS) {
+    // arg P over the two preamble windows: its terms by every thread, as the host makes them.
+    const float2 x = sm.u.w.head[i], b = sm.u.w.head[i + L];
+    sm.v.cfo_terms[i] = make_double2(double(x.x) * b.x + double(x.y) * b.y, double(x.x) * b.y - double(x.y) * b.x);
+  }
+  __syncthreads();
   if (tid == 0) {
-    // arg P over the two preamble windows, summed in the host's order.
+    // Their sums in the host's order.
     double pre = 0.0, pim = 0.0;
-    const float2* w = sm.u.w.head;
     for (int i = 0; i < N; ++i) {
-      const float2 x = w[i], b = w[i + L];
-      pre += double(x.x) * b.x + double(x.y) * b.y;
-      pim += double(x.x) * b.y - double(x.y) * b.x;
+      const double2 t = sm.v.cfo_terms[i];
+      pre += t.x;
+      pim += t.y;
     }
     sm.d.cfo_cps = atan2(pim, pre) / (2.0 * std::numbers::pi * double(L));
   }
@@ -413,30 +489,32 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
     if (window) {
 #pragma unroll
       for (int j = 0; j < fft_algo::VALUES; ++j) {
-        sm.y[g][fft_algo::output_bin(t, j)] = v[j];
+        sm.v.y[g][fft_algo::output_bin(t, j)] = v[j];
       }
     }
   }
   __syncthreads();
 
   // ---- 4. channel (estimate_channel), header (decide_header, parse_header) ----
-  const float2* y0 = sm.y[0];
-  const float2* y1 = sm.y[1];
-  const float2* y2 = sm.y[2];
+  const float2* y0 = sm.v.y[0];
+  const float2* y1 = sm.v.y[1];
+  const float2* y2 = sm.v.y[2];
   float2* h = sm.u.t.h; // the window stage is dead: everyone passed the barrier after the loads
   for (int u = tid; u < p::NOF_USED; u += THREADS) {
     const int b = D_TABLES.used_bin[u];
     const float f = 0.5f * D_TABLES.preamble[u];
     const float2 s = make_float2(y0[b].x + y1[b].x, y0[b].y + y1[b].y);
     h[u] = make_float2(s.x * f, s.y * f);
+    // The SNR's terms, as the host makes them; thread 0 adds them in order below.
+    sm.u.t.power[u] = make_double2(double(normf2(h[u])), double(normf2(make_float2(y0[b].x - y1[b].x, y0[b].y - y1[b].y))));
   }
   __syncthreads();
   if (tid == 0) {
     double sig = 0.0, diff = 0.0;
     for (int u = 0; u < p::NOF_USED; ++u) {
-      const int b = D_TABLES.used_bin[u];
-      sig += normf2(h[u]);
-      diff += normf2(make_float2(y0[b].x - y1[b].x, y0[b].y - y1[b].y));
+      const double2 t = sm.u.t.power[u];
+      sig += t.x;
+      diff += t.y;
     }
     sm.d.sig = sig;
     sm.d.diff = diff;
