@@ -235,37 +235,44 @@ TEST(gpu_receiver, the_writer_tells_the_sinks_whether_chunks_wait_for_it)
 
 TEST(gpu_receiver, a_failed_hand_over_of_frames_stops_the_run_with_its_error)
 {
-  // The frames go to rx_config::on_frames from a thread beside the writer; a throw
-  // there (a report that cannot be written) ends the run with that error, whether
-  // it comes at the first hand-over, midway or at the last, and nothing hangs.
+  // The frames go to rx_config::on_frames from a thread beside the writer, as many a
+  // call as the writer made whole meanwhile; a throw there (a report that cannot be
+  // written) ends the run with that error, whether it comes at the first hand-over,
+  // at the one that passes half the frames or at the one that holds the last, and
+  // nothing is handed over after it.
   WHD_REQUIRE_GPU();
   const bb::memory_capture cap = mixed_packets(200, 4444);
   const tr::memory_source src(cap.samples());
   bb::gpu_config g;
   g.symbols_per_batch = 64; // many chunks
-  auto run = [&](int fail_at, int& calls) {
-    bb::rx_config cfg;
-    cfg.on_frames = [&calls, fail_at](std::span<const bb::frame_result>) {
-      if (++calls == fail_at) {
+  bb::rx_config cfg;
+  bb::memory_sink clean_sink;
+  const auto clean = bb::make_gpu_receiver(cfg, g)->run(src, clean_sink);
+  const std::size_t total = clean.frames.size();
+  ASSERT_EQ(total, 200u);
+  for (const std::size_t fail_past : {std::size_t(0), total / 2, total - 1}) {
+    std::size_t handed = 0;
+    int after_failure = -1; // hand-overs after the failed one
+    bb::rx_config c = cfg;
+    c.on_frames = [&](std::span<const bb::frame_result> f) {
+      if (after_failure >= 0) {
+        ++after_failure;
+        return;
+      }
+      handed += f.size();
+      if (handed > fail_past) {
+        after_failure = 0;
         throw std::runtime_error("the report is full");
       }
     };
     bb::memory_sink sink;
-    return bb::make_gpu_receiver(cfg, g)->run(src, sink);
-  };
-  int all = 0;
-  const auto clean = run(0, all);
-  ASSERT_GT(all, 2) << "hand-overs in a clean run";
-  EXPECT_EQ(clean.frames.size(), 200u);
-  for (int fail_at : {1, all / 2 + 1, all}) {
-    int calls = 0;
     try {
-      run(fail_at, calls);
-      ADD_FAILURE() << "fail at hand-over " << fail_at << " of " << all << ": the run went on";
+      bb::make_gpu_receiver(c, g)->run(src, sink);
+      ADD_FAILURE() << "failing past frame " << fail_past << ": the run went on";
     } catch (const std::runtime_error& e) {
-      EXPECT_STREQ(e.what(), "the report is full") << "fail at hand-over " << fail_at << " of " << all;
+      EXPECT_STREQ(e.what(), "the report is full") << "failing past frame " << fail_past;
     }
-    EXPECT_EQ(calls, fail_at) << "no hand-over after the failed one";
+    EXPECT_EQ(after_failure, 0) << "failing past frame " << fail_past << ": hand-overs after the failed one";
   }
 }
 
