@@ -21,6 +21,7 @@
 #include <thread>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 
 namespace {
@@ -207,6 +208,36 @@ private:
   std::optional<bool> told_;
   std::vector<uint8_t> bytes_;
 };
+
+TEST(gpu_receiver, a_slot_takes_the_next_chunk_while_the_writer_writes_the_last)
+{
+  // A slot's input is free once its chunk is decoded and its output once written: with
+  // one or two slots and a sink slower than the decode, the next chunk is read and
+  // searched into a slot whose payload the writer is still writing, and the walk waits
+  // for the writer before listing into it. Mixed modulations (payload offsets per
+  // symbol) and a cf32 capture with non-finite samples (the writer marks frames from
+  // the slot's lists) give the CPU's payload and report all the same.
+  WHD_REQUIRE_GPU();
+  bb::memory_capture cap = mixed_packets(120, 4545);
+  std::vector<whd::cf32> samples(cap.samples().begin(), cap.samples().end());
+  for (std::size_t i = 40000; i < samples.size(); i += 250000) {
+    samples[i] = whd::cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f);
+  }
+  const tr::memory_source src(samples);
+  bb::rx_config cfg;
+  const auto ref = receive(*bb::make_cpu_receiver(cfg), src);
+  ASSERT_GT(ref.result.frames.size(), 90u);
+  for (int streams : {1, 2}) {
+    bb::gpu_config g;
+    g.link = tr::link_format::f32;
+    g.symbols_per_batch = 64; // many chunks
+    g.nof_streams = streams;
+    slow_sink slow(std::chrono::milliseconds(2));
+    const auto res = bb::make_gpu_receiver(cfg, g)->run(src, slow);
+    expect_same_report(res, ref.result, std::to_string(streams) + " slot(s)");
+    EXPECT_EQ(slow.bytes(), ref.payload) << streams << " slot(s)";
+  }
+}
 
 TEST(gpu_receiver, the_writer_tells_the_sinks_whether_chunks_wait_for_it)
 {

@@ -130,7 +130,7 @@ void slot_ring::open()
   closed_ = false;
   error_ = nullptr;
   for (auto& s : slots_) {
-    s->busy = false;
+    s->input_held = s->output_held = false;
   }
 }
 
@@ -142,22 +142,41 @@ chunk_slot* slot_ring::acquire()
   chunk_slot* s = slots_[next_].get();
   ++next_;
   std::unique_lock lk(m_);
-  free_cv_.wait(lk, [&] { return !s->busy || error_ || closed_; });
+  free_cv_.wait(lk, [&] { return !s->input_held || error_ || closed_; });
   if (error_) {
     std::rethrow_exception(error_);
   }
   if (closed_) {
     return nullptr;
   }
-  s->busy = true;
+  s->input_held = true;
   return s;
+}
+
+void slot_ring::hold_output(chunk_slot& s)
+{
+  std::unique_lock lk(m_);
+  free_cv_.wait(lk, [&] { return !s.output_held || error_; });
+  if (error_) {
+    std::rethrow_exception(error_);
+  }
+  s.output_held = true;
+}
+
+void slot_ring::release_input(chunk_slot& s)
+{
+  {
+    std::lock_guard lk(m_);
+    s.input_held = false;
+  }
+  free_cv_.notify_all();
 }
 
 void slot_ring::release(chunk_slot& s)
 {
   {
     std::lock_guard lk(m_);
-    s.busy = false;
+    s.input_held = s.output_held = false;
   }
   free_cv_.notify_all();
 }

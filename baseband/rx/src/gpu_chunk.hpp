@@ -40,7 +40,7 @@ using steady = std::chrono::steady_clock;
 
 /// Seconds spent per stage in one run.
 struct stage_times {
-  double setup = 0, read = 0, wait_located = 0, fetch = 0, walk = 0, host_locate = 0, list = 0, enqueue = 0, wait_slot = 0,
+  double setup = 0, read = 0, wait_located = 0, fetch = 0, walk = 0, host_locate = 0, wait_output = 0, list = 0, enqueue = 0, wait_slot = 0,
          wait_first_chunk = 0, wait_chunk = 0, wait_gpu = 0, write_sink = 0, hand_over = 0, drain = 0;
 };
 
@@ -140,7 +140,12 @@ struct chunk_slot {
   /// Frames of the result that are whole once this chunk is written: those before
   /// the first frame still open after it (every frame walked, if none is).
   std::size_t final_frames = 0;
-  bool busy = false; ///< handed out and not yet released
+  /// The slot's two halves, each held from its hand-out to its release: the input
+  /// (what the reading thread fills and the device's search, locate and decode read:
+  /// free once the decode is done) and the output (what the walk lists and the
+  /// writer writes: free once the writer has written it).
+  bool input_held = false;
+  bool output_held = false;
 };
 
 /// Slots a capture of `nof_chunks` chunks runs with: streams x GPUs, or fewer.
@@ -150,8 +155,11 @@ std::size_t slots_for(const gpu_config& gcfg, uint64_t nof_chunks);
 /// (packed on the way, a megabyte at a time, when the slot is packed()).
 void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& s, host_pool& pool);
 
-/// The slots of every stream of every GPU, handed out in turn: a slot is busy from
-/// acquire() until the writer releases it, so at most size() chunks are in flight.
+/// The slots of every stream of every GPU, handed out in turn: a slot's input is held
+/// from acquire() until the device has decoded the chunk, its output from
+/// hold_output() until the writer has written it, so at most size() chunks are in
+/// flight and the next chunk is read into a slot while the writer still writes the
+/// one before from it.
 /// A capture of fewer chunks than streams x GPUs gets as many slots as it has chunks.
 /// (Slots made on the reading thread as first needed, while earlier chunks were
 /// decoded, cost the H100's long-frame capture 0.17 s more decode than they saved
@@ -168,11 +176,17 @@ public:
   bool empty() const noexcept { return slots_.empty(); }
   const std::vector<std::unique_ptr<chunk_slot>>& slots() const noexcept { return slots_; }
 
-  /// Opens the ring for a run: the first slot is next, none is busy.
+  /// Opens the ring for a run: the first slot is next, none is held.
   void open();
-  /// The next slot in turn, once it is released; null after close(); rethrows the
-  /// error given to fail(). Called from one thread.
+  /// The next slot in turn, its input held, once its input is released; null after
+  /// close(); rethrows the error given to fail(). Called from one thread (the reader).
   chunk_slot* acquire();
+  /// Holds `s`'s output (for the chunk just read into it), once the writer has
+  /// released it; rethrows the error given to fail(). Called from one thread (the walk).
+  void hold_output(chunk_slot& s);
+  /// The chunk's decode is done: its input may take the next chunk.
+  void release_input(chunk_slot& s);
+  /// Both halves (the writer, once it has written the chunk or given up on it).
   void release(chunk_slot& s);
   /// acquire() returns null from now on (the walk is over).
   void close();

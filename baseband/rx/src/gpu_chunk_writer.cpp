@@ -82,6 +82,7 @@ void chunk_writer::write(chunk_slot& s)
     stage_timer t(times_.wait_gpu);
     s.done.synchronize();
   }
+  ring_.release_input(s); // the next chunk may be read into it while this one is written
   {
     stage_timer t(times_.write_sink);
     write_sinks(s);

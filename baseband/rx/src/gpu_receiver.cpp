@@ -122,7 +122,8 @@ public:
                          {"  of which candidates past the chunk located on the host", times_.host_locate},
                          {"list the symbols to decode (host)", times_.list},
                          {"enqueue the decode", times_.enqueue},
-                         {"wait for a free slot", times_.wait_slot},
+                         {"wait for a free slot (its input: the decode before done)", times_.wait_slot},
+                         {"wait for the writer to free a slot's output", times_.wait_output},
                          {"writer: wait for the first chunk", times_.wait_first_chunk},
                          {"writer: wait for a chunk (after the first)", times_.wait_chunk},
                          {"writer: wait for the GPU", times_.wait_gpu},
@@ -216,7 +217,7 @@ private:
           break;
         }
         s->located.synchronize();
-        ring_.release(*s);
+        ring_.release_input(*s); // its output was never held
       }
     };
     try {
@@ -248,6 +249,11 @@ private:
         if (!stopping) {
           stage_timer tm(times_.walk);
           walk_chunk(src, s, walk, res);
+        }
+        {
+          // The chunk that used this slot before may still be being written.
+          stage_timer tm(times_.wait_output);
+          ring_.hold_output(s);
         }
         {
           stage_timer tm(times_.list);
