@@ -172,6 +172,15 @@ void slot_ring::release_input(chunk_slot& s)
   free_cv_.notify_all();
 }
 
+void slot_ring::release_output(chunk_slot& s)
+{
+  {
+    std::lock_guard lk(m_);
+    s.output_held = false;
+  }
+  free_cv_.notify_all();
+}
+
 void slot_ring::release(chunk_slot& s)
 {
   {

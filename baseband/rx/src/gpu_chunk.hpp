@@ -186,7 +186,10 @@ public:
   void hold_output(chunk_slot& s);
   /// The chunk's decode is done: its input may take the next chunk.
   void release_input(chunk_slot& s);
-  /// Both halves (the writer, once it has written the chunk or given up on it).
+  /// The chunk is written (its input released before): the walk may list the next.
+  void release_output(chunk_slot& s);
+  /// Both halves (the writer, having given up on the chunk after an error: the ring
+  /// has failed, so a later chunk's input released here is never reused).
   void release(chunk_slot& s);
   /// acquire() returns null from now on (the walk is over).
   void close();

@@ -66,13 +66,17 @@ void chunk_writer::loop()
     }
     if (!error_) {
       try {
-        write(*s);
+        write(*s); // releases the slot's input once the device is done with it
       } catch (...) {
         error_ = std::current_exception();
         ring_.fail(error_);
       }
     }
-    ring_.release(*s);
+    if (error_) {
+      ring_.release(*s);
+    } else {
+      ring_.release_output(*s); // its input may already hold the next chunk
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 /// @file gpu_chunk_writer.hpp
 /// The GPU receiver's writer: a thread that takes decoded chunks in capture order,
-/// waits for the device, notes non-finite samples in the frames' results and writes
-/// the payload to the sink, one write a chunk; then it releases the chunk's slot.
+/// waits for the device (then frees the slot's input for the next chunk to be read
+/// into), notes non-finite samples in the frames' results and writes the payload to
+/// the sink, one write a chunk; then it frees the slot's output.
 /// The frames made whole by each write go to rx_config::on_frames from a second
 /// thread, so that the writer's next write does not wait for them (handing 1.6
 /// million tiny frames to the report took the writer 0.2 s of a 0.85 s run).
