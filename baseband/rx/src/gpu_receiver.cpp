@@ -176,9 +176,11 @@ private:
     return r;
   }
 
-  /// The chunks in order: a reading thread reads each into a free slot and enqueues
-  /// its search and locate stages (as many ahead as there are slots); this thread
-  /// walks them as they come and enqueues their decode; the writer writes them.
+  /// The chunks in order: a reading thread reads each into a slot whose input is free
+  /// and enqueues its search and locate stages (as many ahead as there are slots);
+  /// this thread walks them as they come, takes the slot's output once the writer has
+  /// written the chunk before from it, and enqueues their decode; the writer frees the
+  /// input once the decode is done and the output once it has written the chunk.
   void decode_all(const tr::sample_source& src, receive_result& res, gpu::chunk_writer& writer, const progress_fn& progress)
   {
     const uint64_t total = src.size();
