@@ -3,30 +3,31 @@
 // them:
 //   1. fine timing (sync.cpp synchronize): the up to 4G+1 + N-1 = 768 samples of the
 //      lag window, non-finite zeroed, derotated by the coarse CFO; one thread per lag
-//      sums the cross-correlation with the preamble body sequentially in double; one
-//      thread keeps the sliding energy as the host's running update; thread 0 finds
-//      the peak, the validation rho, the first path, start and fft0;
+//      sums the cross-correlation with the preamble body sequentially in double; the
+//      sliding energy's terms made by every thread and added in the host's order by
+//      one; the peak by a block-wide argmax (exact); the validation's two sums on two
+//      warps; thread 0 the rho, the first path, start and fft0;
 //   2. the 2L + N = 1664 samples from fft0 (two preamble windows and the header
-//      window), non-finite ones counted in the windows and zeroed; thread 0 sums the
-//      fine CFO sequentially in double; each sample's derotation in double as the host;
+//      window), non-finite ones counted in the windows and zeroed; the fine CFO's
+//      products made by every thread and added in order by thread 0; each sample's
+//      derotation in double as the host;
 //   3. three groups of 64 threads run the project's 512-point device FFT, one window each;
 //   4. LS channel, smoother projection in double (one thread per tap, then one per
-//      tone), 1/H, SNR, the pilots' phase, the header's maximum-ratio combining and
-//      profile::parse_header; then the frame_params of an accepted frame.
+//      tone), 1/H, SNR (its terms by every thread, added in order by thread 0), the
+//      pilots' phase, the header's maximum-ratio combining and profile::parse_header;
+//      then the frame_params of an accepted frame.
 //
 // Work per candidate: reads 6 KB (lag window) + 13 KB (header windows) of samples, the
 // 4 KB body from shared memory 257 times, and the smoother basis twice (2 x 270 KB at
 // 48 taps, shared by every candidate, so from L2); writes 9.4 KB of frame_params.
 // About 1.1 M double operations for the cross-correlation (257 lags x 512 x 8), 0.27 M
 // for the smoother, 1,300 double sincos and three FFTs (some 70 k float operations).
-// The block's time is its chains of dependent double additions (512 per lag, 512 for
-// the CFO, 769 for the energy, 352 per tap), some 30-50 k cycles, so about 25 us a
-// block; with several blocks per SM on 132 SMs that is of the order of ten million
-// candidates a second (an estimate, not measured). A second of air holds at most some
-// hundreds of thousands of frames (packets of a few symbols) and, in practice,
-// thousands of candidates: this stage is not the receiver's bound, which is why it
-// keeps the host's sequential sums rather than parallel reductions that would not
-// reproduce its rounding.
+// Measured (Nsight Compute, tiny frames, 4 blocks per SM): about 1.2 ms for 3 500
+// candidates, 13 % of the FP64 peak, half the warps' stalls at barriers behind the sums
+// kept in the host's order on one thread; made by every thread, their terms leave the
+// one thread only the additions, 1.0 ms (bench/results/traffic-h100-2026-11-26.md,
+// section 11). The sums stay sequential, as the host's, rather than parallel reductions
+// that would not reproduce its rounding: GPU = CPU rests on it.
 //
 // Built with -fmad=false (baseband/CMakeLists.txt): no multiply-add contraction, as on
 // the host (x86-64 without FMA).
