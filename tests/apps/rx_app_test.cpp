@@ -17,11 +17,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -434,6 +436,46 @@ TEST(rx_app, payload_to_standard_output_and_the_whole_run_timed)
   EXPECT_GE(t["setup_seconds"].get<double>(), 0.0);
   EXPECT_NEAR(t["setup_seconds"].get<double>() + t["decode_seconds"].get<double>(), t["wall_seconds"].get<double>(), 1e-9);
   EXPECT_NEAR(t["x_realtime_air"].get<double>(), air / t["wall_seconds"].get<double>(), 1e-12);
+}
+
+TEST(rx_app, verbose_tells_the_steps_of_set_up_within_the_reported_set_up)
+{
+  // -v lists set-up as it went: the process's start to main(), then each step's end
+  // after main() in order, and the receiver's buffers. The steps follow each other,
+  // and together they fit in the report's set-up (process start to the first samples
+  // handed over), which also holds the buffers. (Logged to the millisecond.)
+  const whd::test::scratch dir("setup_steps");
+  const auto s = generated(dir / "cap", whd::datatype::ci8, 4343);
+  const auto r = rx({s.meta_path.string(), "-v", "-o", (dir / "p.bin").string(), "--report", (dir / "r.json").string()}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.what;
+  double exec = -1, buffers = -1;
+  std::vector<std::pair<std::string, double>> steps;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    const auto at = line.find("set-up: ");
+    if (at == std::string::npos) {
+      continue;
+    }
+    const std::string rest = line.substr(at + 8);
+    double v = 0;
+    if (std::sscanf(rest.c_str(), "%lf s from the process's start to main()", &v) == 1) {
+      exec = v;
+    } else if (std::sscanf(rest.c_str(), "the receiver's buffers took %lf s", &v) == 1) {
+      buffers = v;
+    } else if (const auto a = rest.find(" at "); a != std::string::npos && std::sscanf(rest.c_str() + a, " at %lf s after main()", &v) == 1) {
+      steps.emplace_back(rest.substr(0, a), v);
+    }
+  }
+  ASSERT_GE(exec, 0.0) << r.err;
+  ASSERT_GE(buffers, 0.0) << r.err;
+  ASSERT_GE(steps.size(), 3u) << r.err;
+  EXPECT_EQ(steps.front().first, "capture opened") << r.err;
+  EXPECT_EQ(steps.back().first, "receiver made") << r.err;
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    EXPECT_GE(steps[i].second, steps[i - 1].second) << steps[i].first << " after " << steps[i - 1].first << "\n" << r.err;
+  }
+  const double setup = json::parse(whd::test::read_text(dir / "r.json"))["timing"]["setup_seconds"].get<double>();
+  EXPECT_LE(exec + steps.back().second + buffers, setup + 0.003) << "the steps fit in the reported set-up\n" << r.err;
 }
 
 TEST(rx_app, a_report_file_written_as_the_run_goes_reads_as_the_report_on_standard_output)
