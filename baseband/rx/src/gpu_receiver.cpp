@@ -263,9 +263,10 @@ private:
           s.final_frames = open_.empty() ? res.frames.size() : open_.first_result();
         }
         submit_decode(s);
+        const uint64_t done_to = s.hi; // once pushed, the slot may take the next chunk
         writer.push(&s);
         if (progress) {
-          progress(s.hi, total);
+          progress(done_to, total);
         }
         if (walk.ended() && !stopping) {
           stopping = true; // decode what is open, then end
