@@ -246,7 +246,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("dump-frames", po::value(&o.dump_frames)->value_name("LIST")->default_value("0"), "accepted frames to dump, 0-based, e.g. 0,2")
     ("dump-symbols", po::value(&o.dump_symbols)->value_name("N")->default_value(64), "data symbols dumped per frame")
     ("quiet,q", po::bool_switch(&o.quiet), "only warnings and errors on standard error, no progress")
-    ("verbose,v", po::value<int>()->implicit_value(1)->zero_tokens(), "more log detail (debug)");
+    ("verbose,v", po::value<int>()->implicit_value(1)->zero_tokens(), "more log detail (debug): the backend's stage times and set-up's steps");
   po::options_description hidden;
   hidden.add_options()("capture", po::value(&o.capture));
   po::positional_options_description pos;
