@@ -32,9 +32,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
-#include <thread>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -401,13 +401,13 @@ int run(const options& o)
   // A reader that closes the pipe of `-o -` makes write() fail with EPIPE, reported
   // as an error, rather than killing the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
-  // The CUDA context (a few hundred ms) is made while the capture's meta is read
-  // and checked; the receiver is made after it.
   // Set-up as it went, for -v: seconds from t0 at each step's end.
   std::vector<std::pair<std::string_view, double>> setup_marks;
   auto mark = [&](std::string_view step) {
     setup_marks.emplace_back(step, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
+  // The CUDA context (a few hundred ms) is made while the capture's meta is read
+  // and checked; the receiver is made after it.
   std::jthread context;
   double context_seconds = 0; // the context thread's own time
   if (o.backend != "cpu" && o.dump.empty()) {
