@@ -18,11 +18,11 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <optional>
+#include <thread>
 
 namespace {
 
