@@ -200,6 +200,9 @@ public:
         taken_result.push_back(res.frames.size());
         res.frames.push_back(std::move(f));
       }
+      if (lo == 0) {
+        reserve_frames(res.frames, hi, npos);
+      }
       // On past this region, or past the frames taken: a long frame's data are not searched.
       const uint64_t pos = walk.position();
       const uint64_t lo_next = std::max(hi, pos >= L ? pos - (L - 1) : 0);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <numbers>
 
 namespace whd::baseband {
@@ -157,6 +158,31 @@ bool frame_walk::take(const detection&, const located_candidate& c)
   case located_candidate::kind::frame: pos_ = c.resume; return true;
   }
   return false;
+}
+
+uint64_t frames_to_reserve(uint64_t seen, uint64_t searched, uint64_t total)
+{
+  if (seen == 0 || searched == 0 || searched >= total) {
+    return 0;
+  }
+  // A frame and the next are at least its preamble and header apart (the walk
+  // resumes G/2 before its end).
+  constexpr uint64_t least = uint64_t(p::FIRST_DATA_SYMBOL) * p::SYMBOL_LEN - p::G / 2;
+  const double expected = double(seen) * (double(total) / double(searched));
+  return std::min(total / least + 1, uint64_t(expected * 1.25) + 1);
+}
+
+void reserve_frames(std::vector<frame_result>& frames, uint64_t searched, uint64_t total)
+{
+  const uint64_t want = frames_to_reserve(frames.size(), searched, total);
+  if (want <= frames.capacity()) {
+    return;
+  }
+  try {
+    frames.reserve(std::size_t(want));
+  } catch (const std::bad_alloc&) {
+    // Address space refused (a strict overcommit policy): the list grows as it goes.
+  }
 }
 
 frame_locator::frame_locator(const rx_config& cfg)

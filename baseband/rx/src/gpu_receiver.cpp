@@ -252,7 +252,8 @@ private:
           stage_timer tm(times_.walk);
           walk_chunk(src, s, walk, res);
           if (k == 0) {
-            reserve_frames(res, total, nof_chunks);
+            std::lock_guard lk(res_m_); // the writer's hand-over reads the frames
+            reserve_frames(res.frames, s.hi, total);
           }
         }
         {
@@ -350,22 +351,6 @@ private:
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_cands.data(), s.search.d_candidates(), n * sizeof(gpu::sync_candidate), cudaMemcpyDeviceToHost, st));
     WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_located.data(), s.locate.d_located(), n * sizeof(gpu::located_candidate), cudaMemcpyDeviceToHost, st));
     s.stream.synchronize();
-  }
-
-  /// Room for the frames the capture holds, judged by the first chunk's: grown by
-  /// doubling, a million tiny frames' records had been moved and their fresh pages
-  /// faulted in twice over on the walking thread. A quarter more than the estimate,
-  /// never more than the capture could hold; pages not used are never touched.
-  void reserve_frames(receive_result& res, uint64_t total, uint64_t nof_chunks)
-  {
-    constexpr uint64_t min_frame_samples = uint64_t(p::FIRST_DATA_SYMBOL) * p::SYMBOL_LEN;
-    const uint64_t seen = res.frames.size();
-    const uint64_t most = total / min_frame_samples + 1;
-    const uint64_t want = std::min(most, seen * nof_chunks + seen * nof_chunks / 4);
-    if (nof_chunks > 1 && want > res.frames.capacity()) {
-      std::lock_guard lk(res_m_); // the writer's hand-over reads the frames
-      res.frames.reserve(want);
-    }
   }
 
   /// The walk over this chunk's candidates, in order.

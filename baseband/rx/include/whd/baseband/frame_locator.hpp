@@ -20,6 +20,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace whd::baseband {
 
@@ -138,6 +139,19 @@ private:
   uint64_t pos_ = 0;
   bool ended_ = false;
 };
+
+/// Room for the frames of a capture of `total` search positions, judged by the `seen`
+/// frames its first `searched` positions held: a quarter more than that density gives,
+/// never more than frames of the least length (preamble and header) could fill, and 0
+/// when nothing is left to judge (no frame seen, or the whole capture searched).
+/// The receivers reserve it after their first chunk or region: grown by doubling, a
+/// million short frames' records had been moved and their fresh pages faulted in
+/// twice over on the walking thread.
+uint64_t frames_to_reserve(uint64_t seen, uint64_t searched, uint64_t total);
+
+/// Reserves frames_to_reserve(frames.size(), searched, total) when that is more than
+/// `frames` holds. A hint: memory refused leaves the list growing as it would.
+void reserve_frames(std::vector<frame_result>& frames, uint64_t searched, uint64_t total);
 
 /// What the search found next (frame_locator::next).
 struct locator_event {
