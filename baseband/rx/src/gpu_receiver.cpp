@@ -253,7 +253,7 @@ private:
           walk_chunk(src, s, walk, res);
           if (k == 0) {
             std::lock_guard lk(res_m_); // the writer's hand-over reads the frames
-            reserve_frames(res.frames, s.hi, total);
+            reserve_frames(res.frames, s.hi, npos);
           }
         }
         {
