@@ -46,6 +46,9 @@ TEST(frames_reserve, never_more_than_the_capture_could_hold)
     EXPECT_EQ(bb::frames_to_reserve(searched, searched, total), most_frames(total));
     EXPECT_LE(bb::frames_to_reserve(most_frames(searched), searched, total), most_frames(total));
   }
+  // A count no capture can hold, over the largest capture: still the bound.
+  const uint64_t largest = ~uint64_t(0);
+  EXPECT_EQ(bb::frames_to_reserve(largest, 1, largest), most_frames(largest));
 }
 
 TEST(frames_reserve, nothing_when_there_is_nothing_to_judge)

@@ -168,8 +168,9 @@ uint64_t frames_to_reserve(uint64_t seen, uint64_t searched, uint64_t total)
   // A frame and the next are at least its preamble and header apart (the walk
   // resumes G/2 before its end).
   constexpr uint64_t least = uint64_t(p::FIRST_DATA_SYMBOL) * p::SYMBOL_LEN - p::G / 2;
-  const double expected = double(seen) * (double(total) / double(searched));
-  return std::min(total / least + 1, uint64_t(expected * 1.25) + 1);
+  const uint64_t most = total / least + 1;
+  const double want = double(seen) * (double(total) / double(searched)) * 1.25 + 1;
+  return want >= double(most) ? most : uint64_t(want); // compared first: no conversion overflows
 }
 
 void reserve_frames(std::vector<frame_result>& frames, uint64_t searched, uint64_t total)
