@@ -9,11 +9,11 @@
 #include "gpu_search.hpp"
 #include "gpu_symbol_decoder.hpp"
 #include "host_pool.hpp"
+#include "stage_timer.hpp"
 
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/transport/cuda.hpp>
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -36,25 +36,10 @@ inline constexpr uint64_t AUTO_CHUNK_POSITIONS = uint64_t(1) << 24;
 /// Frames whose data go on into the next chunk (frames do not overlap: one or two).
 inline constexpr std::size_t MAX_CARRIED = 4;
 
-using steady = std::chrono::steady_clock;
-
 /// Seconds spent per stage in one run.
 struct stage_times {
   double setup = 0, read = 0, wait_located = 0, fetch = 0, walk = 0, host_locate = 0, wait_output = 0, list = 0, enqueue = 0, wait_slot = 0,
          wait_first_chunk = 0, wait_chunk = 0, wait_gpu = 0, write_sink = 0, hand_over = 0, drain = 0;
-};
-
-/// Adds the time of a scope to an accumulator.
-class stage_timer {
-public:
-  explicit stage_timer(double& acc) : acc_(acc), t0_(steady::now()) {}
-  ~stage_timer() { acc_ += std::chrono::duration<double>(steady::now() - t0_).count(); }
-  stage_timer(const stage_timer&) = delete;
-  stage_timer& operator=(const stage_timer&) = delete;
-
-private:
-  double& acc_;
-  steady::time_point t0_;
 };
 
 /// A run of consecutive data symbols of one frame inside a chunk's decode.

@@ -35,7 +35,6 @@ namespace {
 namespace p = profile;
 namespace tr = transport;
 using gpu::chunk_slot;
-using gpu::stage_timer;
 constexpr uint64_t L = p::SYMBOL_LEN;
 
 /// Chunks read, searched and located ahead of the walk, handed over in order by
