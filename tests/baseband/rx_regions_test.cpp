@@ -8,7 +8,9 @@
 // failures, and their payload and soft values, to the byte; every run hands the
 // frames of its result to rx_config::on_frames (the report written as the run goes),
 // each once, in order, whole and after its payload, and none that a stop dropped;
-// a read that fails while the next region is searched reaches the caller of run().
+// a read that fails while the next region is searched reaches the caller of run();
+// the stage times the run reports are parts of it (those of one thread together fit
+// within the run's wall time).
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/modulator.hpp>
 #include <whd/baseband/receiver.hpp>
@@ -21,12 +23,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iostream>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -291,6 +297,60 @@ TEST(rx_regions, long_frames_across_regions_with_failures_and_a_cut)
   ASSERT_TRUE(crosses) << "a long frame crosses the first region's end";
   const whd::transport::memory_source src(cap.samples());
   check_capture(plan, cap, src, decode(src, 1), "long frames");
+}
+
+TEST(rx_regions, stage_times_are_parts_of_the_run)
+{
+  // Frames over more than two regions, so that the look-ahead searches and locates
+  // beside the decode.
+  bb::capture_config cfg;
+  cfg.mods = {p::modulation::qpsk, p::modulation::qam16};
+  cfg.nds = {12, 3};
+  cfg.nof_frames = 240;
+  cfg.gap_samples = 36000;
+  cfg.seed = 5353;
+  cfg.impairments.snr_dB = 25.0;
+  bb::memory_capture cap;
+  bb::generate_capture(cfg, cap);
+  ASSERT_GT(cap.samples().size(), 2 * REGION);
+  const whd::transport::memory_source src(cap.samples());
+  for (unsigned threads : {1u, 3u}) {
+    const std::string what = std::to_string(threads) + " threads";
+    bb::rx_config rc;
+    rc.nof_threads = threads;
+    bb::memory_sink sink;
+    whd::test::frames_recorder handed{[&] { return uint64_t(sink.bytes().size()); }};
+    rc.on_frames = handed.fn();
+    const auto rx = bb::make_cpu_receiver(rc);
+    const auto t0 = std::chrono::steady_clock::now();
+    const bb::receive_result res = rx->run(src, sink);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(res.frames.size(), 240u) << what;
+    std::map<std::string, double> stage;
+    for (const auto& [name, sec] : res.stage_seconds) {
+      EXPECT_FALSE(name.empty()) << what;
+      EXPECT_GE(sec, 0.0) << what << ": " << name;
+      EXPECT_TRUE(stage.emplace(name, sec).second) << what << ": " << name << " listed twice";
+    }
+    auto sum = [&](std::initializer_list<std::string_view> keys) {
+      double t = 0;
+      for (std::string_view k : keys) {
+        const auto it = std::find_if(stage.begin(), stage.end(), [&](const auto& e) { return e.first.starts_with(k); });
+        EXPECT_NE(it, stage.end()) << what << ": no stage '" << k << "'";
+        t += it == stage.end() ? 0.0 : it->second;
+      }
+      return t;
+    };
+    // One region is searched and located at a time (the first on the calling thread,
+    // each later one on the look-ahead's): together they fit in the run.
+    EXPECT_LE(sum({"search", "locate"}), wall) << what;
+    // The calling thread's stages are disjoint parts of the run.
+    EXPECT_LE(sum({"wait for the next", "walk", "decode", "payload", "frames handed"}), wall) << what;
+    // Every stage that had work did some.
+    EXPECT_GT(sum({"search"}), 0.0) << what;
+    EXPECT_GT(sum({"locate"}), 0.0) << what;
+    EXPECT_GT(sum({"decode"}), 0.0) << what;
+  }
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 #include <whd/baseband/receiver.hpp>
 
 #include "host_pool.hpp"
+#include "stage_timer.hpp"
 
 #include <complex>
 #include <liquid/liquid.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <span>
 #include <thread>
 #include <utility>
@@ -116,6 +118,13 @@ private:
   std::exception_ptr error_;
 };
 
+/// Seconds spent per stage in one run. The search and locate of a region run on the
+/// look-ahead's thread beside the decode of the one before (the first region's before
+/// any decode); the rest on the calling thread.
+struct cpu_stage_times {
+  double search = 0, locate = 0, wait_ahead = 0, walk = 0, decode = 0, write_sink = 0, hand_over = 0;
+};
+
 /// A frame taken for decoding, and the derotation table its locator made.
 struct taken_frame {
   const located_frame* frame = nullptr;
@@ -148,6 +157,7 @@ public:
 
   receive_result run(const transport::sample_source& src, payload_sink& sink, const progress_fn& progress) override
   {
+    times_ = {};
     receive_result res;
     res.nof_samples = src.size();
     const uint64_t npos = candidate_search::nof_positions(src.size());
@@ -183,6 +193,7 @@ public:
       }
       taken.clear();
       taken_result.clear();
+      std::optional<stage_timer> walking(times_.walk);
       for (std::size_t i = 0; i < r.cands.size() && !walk.ended(); ++i) {
         if (!walk.takes(r.cands[i]) || !walk.take(r.cands[i], r.located[i])) {
           continue;
@@ -203,6 +214,7 @@ public:
       if (lo == 0) {
         reserve_frames(res.frames, hi, npos);
       }
+      walking.reset();
       // On past this region, or past the frames taken: a long frame's data are not searched.
       const uint64_t pos = walk.position();
       const uint64_t lo_next = std::max(hi, pos >= L ? pos - (L - 1) : 0);
@@ -214,7 +226,10 @@ public:
         });
       }
       const std::size_t decoded = decode_frames(src, taken, taken_result, res, sink);
-      ahead.join(); // a stop ends it too
+      {
+        stage_timer t(times_.wait_ahead);
+        ahead.join(); // a stop ends it too
+      }
       if (decoded < taken.size()) {
         // Stopped: the frames not started leave the result, with whatever the walk
         // found after the first of them.
@@ -236,6 +251,13 @@ public:
     if (progress && !res.interrupted) {
       progress(src.size(), src.size());
     }
+    res.stage_seconds = {{"search the regions (a pool; each after the first beside the decode of the one before)", times_.search},
+                         {"locate their candidates (a pool; likewise)", times_.locate},
+                         {"wait for the next region's search and locate", times_.wait_ahead},
+                         {"walk the candidates (host)", times_.walk},
+                         {"decode the data symbols (a pool)", times_.decode},
+                         {"payload to the sink", times_.write_sink},
+                         {"frames handed over (the report as the run goes)", times_.hand_over}};
     res.resources.symbols_per_batch = std::max<std::size_t>(cfg_.symbols_per_batch, 1);
     res.resources.peak_rss_bytes = peak_rss_bytes();
     return res;
@@ -243,8 +265,9 @@ public:
 
 private:
   /// Frames [from, end) of the result to rx_config::on_frames.
-  void hand_over(const receive_result& res, std::size_t& from) const
+  void hand_over(const receive_result& res, std::size_t& from)
   {
+    stage_timer t(times_.hand_over);
     if (cfg_.on_frames && from < res.frames.size()) {
       cfg_.on_frames(std::span<const frame_result>(res.frames).subspan(from));
     }
@@ -295,16 +318,22 @@ private:
       bytes_.resize(bytes);
       llr_bytes_.resize(llr_bytes);
       bad_.assign(nof, 0);
-      std::atomic<std::size_t> next{0};
-      pool_.run(std::min<unsigned>(nof_threads_, unsigned(pieces_.size())), [&](unsigned part, unsigned) {
-        for (std::size_t i; (i = next.fetch_add(1)) < pieces_.size();) {
-          decode_piece(src, frames[pieces_[i].frame], pieces_[i], *workers_[part]);
+      {
+        stage_timer t(times_.decode);
+        std::atomic<std::size_t> next{0};
+        pool_.run(std::min<unsigned>(nof_threads_, unsigned(pieces_.size())), [&](unsigned part, unsigned) {
+          for (std::size_t i; (i = next.fetch_add(1)) < pieces_.size();) {
+            decode_piece(src, frames[pieces_[i].frame], pieces_[i], *workers_[part]);
+          }
+        });
+      }
+      {
+        stage_timer t(times_.write_sink);
+        sink.write(std::span<const uint8_t>(bytes_.data(), bytes));
+        if (cfg_.llr.sink != nullptr) {
+          cfg_.llr.sink->write(std::span<const uint8_t>(llr_bytes_.data(), llr_bytes));
+          res.llr_bytes += llr_bytes;
         }
-      });
-      sink.write(std::span<const uint8_t>(bytes_.data(), bytes));
-      if (cfg_.llr.sink != nullptr) {
-        cfg_.llr.sink->write(std::span<const uint8_t>(llr_bytes_.data(), llr_bytes));
-        res.llr_bytes += llr_bytes;
       }
       for (const piece& pc : pieces_) {
         note_bad_symbols(res.frames[index[pc.frame]], pc);
@@ -326,12 +355,16 @@ private:
     if (halted()) {
       return;
     }
-    r.cands = search_.find(src, lo, hi);
+    {
+      stage_timer t(times_.search);
+      r.cands = search_.find(src, lo, hi);
+    }
     if (halted()) {
       return;
     }
     r.located.assign(r.cands.size(), {});
     r.rots.resize(std::max(r.rots.size(), r.cands.size()));
+    stage_timer t(times_.locate);
     std::atomic<std::size_t> next{0};
     std::atomic<bool> cut{false};
     locate_pool_.run(std::min<unsigned>(nof_threads_, unsigned(r.cands.size())), [&](unsigned part, unsigned) {
@@ -409,6 +442,9 @@ private:
   std::vector<uint8_t> bytes_;
   std::vector<uint8_t> llr_bytes_;
   std::vector<uint32_t> bad_;
+  /// Written by the look-ahead's thread (search, locate) and the calling thread (the
+  /// rest), read once the look-ahead is joined.
+  cpu_stage_times times_;
 };
 
 } // namespace
