@@ -6,11 +6,12 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <numbers>
 #include <thread>
+#include <utility>
 
 namespace whd::baseband {
 
@@ -192,21 +193,33 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
     if (n < lo || !(edge || (n % L == 0 && n >= run + L))) {
       continue;
     }
-    const std::size_t last = std::size_t(std::min(n + L, npos) - base);
+    detection d;
+    d.window = n;
+    out.push_back(d);
+  }
+  // Each candidate's peak within its window and its CFO, apart from the others: on
+  // the pool (on packets of a few symbols they had been half the search's time, on
+  // one thread after the scan).
+  const auto peak_and_cfo = [&](detection& d) {
+    const std::size_t i = std::size_t(d.window - base);
+    const std::size_t last = std::size_t(std::min(d.window + L, npos) - base);
     std::size_t best = i;
     for (std::size_t k = i + 1; k < last; ++k) {
       if (metric_[k] > metric_[best]) {
         best = k;
       }
     }
-    detection d;
-    d.window = n;
     d.coarse = base + best;
     d.metric = float(metric_[best]);
     const auto [pre, pim] = lag_product(src, d.coarse);
     d.cfo_cps = std::atan2(pim, pre) / (2.0 * std::numbers::pi * double(L));
-    out.push_back(d);
-  }
+  };
+  std::atomic<std::size_t> next{0};
+  pool_->run(unsigned(std::min<std::size_t>(pool_->size(), out.size())), [&](unsigned, unsigned) {
+    for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < out.size();) {
+      peak_and_cfo(out[k]);
+    }
+  });
   return out;
 }
 
