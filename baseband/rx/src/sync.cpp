@@ -153,9 +153,12 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
       filter_->mark(src, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
     }
   }
+  // Blocks are taken one at a time from a shared counter, so that a thread held up
+  // (by the decode beside the search, or by the system) holds up no block but its own.
   const auto parts = unsigned(std::min<std::size_t>(scratch_.size(), nof_blocks));
-  pool_->run(parts, [&](unsigned part, unsigned nof_parts) {
-    for (std::size_t k = part; k < nof_blocks; k += nof_parts) {
+  std::atomic<std::size_t> next_block{0};
+  pool_->run(parts, [&](unsigned part, unsigned) {
+    for (std::size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < nof_blocks;) {
       const std::size_t off = k * BLOCK;
       const std::size_t len = std::min<std::size_t>(BLOCK, nof - off);
       if (maybe_[k] == 0) {
