@@ -405,4 +405,59 @@ TEST(block_scan, generator_captures_scan_exactly)
   }
 }
 
+// Two blocks of float samples scanned side by side (what the search does for cf32
+// captures) give each block's M and crossings bit for bit as its own scan does:
+// blocks of equal and unequal lengths (either one the shorter), noise with a
+// repetition of period L that crosses, and non-finite samples in one block.
+TEST(block_scan, two_float_blocks_side_by_side_give_each_blocks_own_scan)
+{
+  const auto make = [](std::size_t nof_pos, uint64_t seed, bool bad) {
+    std::vector<cf32> r(bb::block_scan::nof_samples(nof_pos));
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const double u = double(uniform(seed, 2 * i, -1000000, 1000000)) * 1e-6;
+      const double v = double(uniform(seed, 2 * i + 1, -1000000, 1000000)) * 1e-6;
+      r[i] = cf32(float(u * 0.7), float(v * 0.7));
+    }
+    // A stretch repeating with period L, as a preamble does, so that positions cross.
+    const std::size_t at = r.size() / 3;
+    for (std::size_t i = at + L; i < std::min(r.size(), at + 6 * L); ++i) {
+      r[i] = r[i - L] * 1.5f;
+    }
+    if (bad) {
+      r[r.size() / 2] = cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f);
+      r[r.size() / 2 + 7] = cf32(0.0f, std::numeric_limits<float>::infinity());
+    }
+    return r;
+  };
+  const std::pair<std::size_t, std::size_t> lengths[] = {{BLOCK, BLOCK}, {BLOCK, 1000}, {17, BLOCK}, {5000, 4999}};
+  std::size_t crossings = 0;
+  for (const auto& [na, nb] : lengths) {
+    for (const bool bad : {false, true}) {
+      const auto ra = make(na, 11 + na, bad);
+      const auto rb = make(nb, 29 + nb, false);
+      bb::block_scan single(BLOCK), a(BLOCK), b(BLOCK);
+      std::vector<double> m1a(na), m1b(nb), m2a(na), m2b(nb);
+      std::vector<uint8_t> c1a(na), c1b(nb), c2a(na), c2b(nb);
+      std::copy(ra.begin(), ra.end(), single.samples().begin());
+      single.in_order(na, 0.4f, m1a.data(), c1a.data());
+      std::copy(rb.begin(), rb.end(), single.samples().begin());
+      single.in_order(nb, 0.4f, m1b.data(), c1b.data());
+      std::copy(ra.begin(), ra.end(), a.samples().begin());
+      std::copy(rb.begin(), rb.end(), b.samples().begin());
+      bb::block_scan::in_order(a, na, m2a.data(), c2a.data(), b, nb, m2b.data(), c2b.data(), 0.4f);
+      const std::string what = std::to_string(na) + " and " + std::to_string(nb) + " positions" + (bad ? ", non-finite samples" : "");
+      for (std::size_t n = 0; n < na; ++n) {
+        ASSERT_TRUE(same_bits(m1a[n], m2a[n]) && c1a[n] == c2a[n]) << what << ": first block, position " << n;
+        ASSERT_TRUE(std::isfinite(m2a[n])) << what << ": position " << n;
+        crossings += c2a[n];
+      }
+      for (std::size_t n = 0; n < nb; ++n) {
+        ASSERT_TRUE(same_bits(m1b[n], m2b[n]) && c1b[n] == c2b[n]) << what << ": second block, position " << n;
+        crossings += c2b[n];
+      }
+    }
+  }
+  EXPECT_GT(crossings, 0u) << "crossings to compare";
+}
+
 } // namespace

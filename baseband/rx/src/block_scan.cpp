@@ -169,6 +169,39 @@ block_scan::block_scan(std::size_t max_positions) : max_pos_(max_positions)
   se_.resize(sums);
 }
 
+namespace {
+/// Sample i's terms of the three prefix sums: conj(a) b and |a|^2 in double (each
+/// product exact), b the sample L after a, 0 past the block's `got` samples.
+struct prefix_terms {
+  double re, im, e;
+};
+inline prefix_terms terms_at(const cf32* buf, std::size_t i, std::size_t got)
+{
+  const cf32 a = buf[i];
+  const cf32 b = i + L < got ? buf[i + L] : cf32{};
+  return {double(a.real()) * b.real() + double(a.imag()) * b.imag(), double(a.real()) * b.imag() - double(a.imag()) * b.real(),
+          double(a.real()) * a.real() + double(a.imag()) * a.imag()};
+}
+
+/// The prefix sums [from + 1, to] of a block of `got` samples, on from those at
+/// `from` (sp[0] = 0 when from = 0). The running sums stay in registers: each is a
+/// chain of additions, one a sample.
+inline void prefix_sums(const cf32* buf, std::size_t from, std::size_t to, std::size_t got, double* sp_re, double* sp_im,
+                        double* se)
+{
+  if (from == 0) {
+    sp_re[0] = sp_im[0] = se[0] = 0.0;
+  }
+  double s_re = sp_re[from], s_im = sp_im[from], s_e = se[from];
+  for (std::size_t i = from; i < to; ++i) {
+    const prefix_terms t = terms_at(buf, i, got);
+    sp_re[i + 1] = s_re += t.re;
+    sp_im[i + 1] = s_im += t.im;
+    se[i + 1] = s_e += t.e;
+  }
+}
+} // namespace
+
 void block_scan::in_order(std::size_t nof_pos, float threshold, double* m, uint8_t* cross)
 {
   const std::size_t got = nof_samples(nof_pos);
@@ -179,20 +212,54 @@ void block_scan::in_order(std::size_t nof_pos, float threshold, double* m, uint8
   double* sp_im = sp_im_.data();
   double* se = se_.data();
   const cf32* buf = buf_.data();
-  // Each term (conj(a) b and |a|^2, in double: its two products are exact) is made
-  // first and then added to its sum: one addition in each sum's chain a sample
-  // instead of two, which halved this loop's time (it is bound by the chain).
-  sp_re[0] = sp_im[0] = se[0] = 0.0;
-  for (std::size_t i = 0; i < got; ++i) {
-    const cf32 a = buf[i];
-    const cf32 b = i + L < got ? buf[i + L] : cf32{};
-    const double t_re = double(a.real()) * b.real() + double(a.imag()) * b.imag();
-    const double t_im = double(a.real()) * b.imag() - double(a.imag()) * b.real();
-    const double t_e = double(a.real()) * a.real() + double(a.imag()) * a.imag();
-    sp_re[i + 1] = sp_re[i] + t_re;
-    sp_im[i + 1] = sp_im[i] + t_im;
-    se[i + 1] = se[i] + t_e;
+  // Each term is made first and then added to its sum: one addition in each sum's
+  // chain a sample instead of two, which halved this loop's time (it is bound by
+  // the chain).
+  prefix_sums(buf, 0, got, got, sp_re, sp_im, se);
+  metrics_in_order(nof_pos, threshold, m, cross);
+}
+
+void block_scan::in_order(block_scan& a, std::size_t nof_a, double* m_a, uint8_t* cross_a, block_scan& b, std::size_t nof_b,
+                          double* m_b, uint8_t* cross_b, float threshold)
+{
+  const std::size_t got_a = nof_samples(nof_a);
+  const std::size_t got_b = nof_samples(nof_b);
+  zero_non_finite(std::span<cf32>(a.buf_.data(), got_a));
+  zero_non_finite(std::span<cf32>(b.buf_.data(), got_b));
+  double* a_re = a.sp_re_.data();
+  double* a_im = a.sp_im_.data();
+  double* a_e = a.se_.data();
+  double* b_re = b.sp_re_.data();
+  double* b_im = b.sp_im_.data();
+  double* b_e = b.se_.data();
+  const cf32* a_buf = a.buf_.data();
+  const cf32* b_buf = b.buf_.data();
+  // Each sum gets the same terms in the same order as in the scan of one block.
+  const std::size_t both = std::min(got_a, got_b);
+  double sa_re = 0.0, sa_im = 0.0, sa_e = 0.0, sb_re = 0.0, sb_im = 0.0, sb_e = 0.0;
+  a_re[0] = a_im[0] = a_e[0] = 0.0;
+  b_re[0] = b_im[0] = b_e[0] = 0.0;
+  for (std::size_t i = 0; i < both; ++i) {
+    const prefix_terms ta = terms_at(a_buf, i, got_a);
+    const prefix_terms tb = terms_at(b_buf, i, got_b);
+    a_re[i + 1] = sa_re += ta.re;
+    b_re[i + 1] = sb_re += tb.re;
+    a_im[i + 1] = sa_im += ta.im;
+    b_im[i + 1] = sb_im += tb.im;
+    a_e[i + 1] = sa_e += ta.e;
+    b_e[i + 1] = sb_e += tb.e;
   }
+  prefix_sums(a_buf, both, got_a, got_a, a_re, a_im, a_e);
+  prefix_sums(b_buf, both, got_b, got_b, b_re, b_im, b_e);
+  a.metrics_in_order(nof_a, threshold, m_a, cross_a);
+  b.metrics_in_order(nof_b, threshold, m_b, cross_b);
+}
+
+void block_scan::metrics_in_order(std::size_t nof_pos, float threshold, double* m, uint8_t* cross) const
+{
+  const double* sp_re = sp_re_.data();
+  const double* sp_im = sp_im_.data();
+  const double* se = se_.data();
   // A position whose |P|^2 is at most half the threshold times the energies has a
   // metric at most the threshold whatever the rounding, without the division. Runs
   // of positions are cleared that way (a loop that vectorises); only a run holding

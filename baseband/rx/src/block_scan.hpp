@@ -51,6 +51,13 @@ public:
   /// @param[out] m         nof_pos metrics (0 for a cleared position)
   /// @param[out] cross     nof_pos crossings, 1 or 0
   void in_order(std::size_t nof_pos, float threshold, double* m, uint8_t* cross);
+  /// in_order of two blocks at once, each in its own scan: the same M and crossings,
+  /// bit for bit, as a.in_order(nof_a, ...) and b.in_order(nof_b, ...). A block's
+  /// prefix sums are chains of additions, each waiting for the one before; the two
+  /// blocks' chains are independent and run side by side, so that one's latency
+  /// hides the other's.
+  static void in_order(block_scan& a, std::size_t nof_a, double* m_a, uint8_t* cross_a, block_scan& b, std::size_t nof_b,
+                       double* m_b, uint8_t* cross_b, float threshold);
 
   /// As in_order, for samples that are all integers: the same crossings, and the
   /// same M wherever either crosses.
@@ -59,6 +66,9 @@ public:
   void integer(datatype type, std::size_t nof_pos, float threshold, double* m, uint8_t* cross);
 
 private:
+  /// in_order's second half: M and crossings from the prefix sums.
+  void metrics_in_order(std::size_t nof_pos, float threshold, double* m, uint8_t* cross) const;
+
   /// Four sums (or their steps) for each position of a run.
   struct run_sums {
     double re[RUN], im[RUN], r1[RUN], r2[RUN];

@@ -91,6 +91,7 @@ std::pair<double, double> lag_product(const transport::sample_source& src, uint6
 
 struct candidate_search::scratch {
   block_scan scan{BLOCK};
+  std::unique_ptr<block_scan> next; ///< the second of a pair of float blocks, made when first needed
 };
 
 candidate_search::candidate_search(const rx_config& cfg)
@@ -106,15 +107,42 @@ candidate_search::~candidate_search() = default;
 
 uint64_t candidate_search::nof_positions(uint64_t nof_samples) { return nof_samples >= L + W ? nof_samples - L - W + 1 : 0; }
 
+namespace {
+/// Reads block `block`'s samples into `scan`; false (its positions cleared) when the
+/// source became shorter than its size said: nothing past it crosses.
+bool read_block(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, block_scan& scan, double* m, uint8_t* cross)
+{
+  const std::size_t want = block_scan::nof_samples(nof_pos);
+  if (src.read(block * candidate_search::BLOCK, scan.samples().first(want)) == want) {
+    return true;
+  }
+  std::fill(m, m + nof_pos, 0.0);
+  std::fill(cross, cross + nof_pos, uint8_t(0));
+  return false;
+}
+} // namespace
+
+void candidate_search::scan_float_pair(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, std::size_t nof_next,
+                                       scratch& w, double* m, uint8_t* cross) const
+{
+  if (!w.next) {
+    w.next = std::make_unique<block_scan>(BLOCK);
+  }
+  const bool first = read_block(src, block, nof_pos, w.scan, m, cross);
+  const bool second = read_block(src, block + 1, nof_next, *w.next, m + BLOCK, cross + BLOCK);
+  if (first && second) {
+    block_scan::in_order(w.scan, nof_pos, m, cross, *w.next, nof_next, m + BLOCK, cross + BLOCK, cfg_.detect_threshold);
+  } else if (first) {
+    w.scan.in_order(nof_pos, cfg_.detect_threshold, m, cross);
+  } else if (second) {
+    w.next->in_order(nof_next, cfg_.detect_threshold, m + BLOCK, cross + BLOCK);
+  }
+}
+
 void candidate_search::scan_block(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, bool integer, scratch& w,
                                   double* m, uint8_t* cross) const
 {
-  const std::size_t want = block_scan::nof_samples(nof_pos);
-  const std::size_t got = src.read(block * BLOCK, w.scan.samples().first(want));
-  if (got < want) {
-    // The source became shorter than its size said: nothing past it crosses.
-    std::fill(m, m + nof_pos, 0.0);
-    std::fill(cross, cross + nof_pos, uint8_t(0));
+  if (!read_block(src, block, nof_pos, w.scan, m, cross)) {
     return;
   }
   // Integer samples (a ci8 or ci16 capture) make every window sum an exact integer,
@@ -153,20 +181,34 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
       filter_->mark(src, (first_block + k) * BLOCK, std::span<uint8_t>(maybe_.data() + k, n));
     }
   }
-  // Blocks are taken one at a time from a shared counter, so that a thread held up
-  // (by the decode beside the search, or by the system) holds up no block but its own.
-  const auto parts = unsigned(std::min<std::size_t>(scratch_.size(), nof_blocks));
+  // Blocks are taken from a shared counter, so that a thread held up (by the decode
+  // beside the search, or by the system) holds up no block but its own: one at a
+  // time, or two at a time for samples that are not integers, whose scan is bound by
+  // its chains of additions and runs two blocks' chains side by side. Every block's
+  // M is the same either way.
+  const std::size_t step = integer ? 1 : 2;
+  const auto parts = unsigned(std::min<std::size_t>(scratch_.size(), (nof_blocks + step - 1) / step));
+  const auto block_len = [&](std::size_t k) { return std::min<std::size_t>(BLOCK, nof - k * BLOCK); };
+  const auto one = [&](std::size_t k, scratch& w) {
+    const std::size_t off = k * BLOCK;
+    if (maybe_[k] == 0) {
+      std::fill_n(metric_.data() + off, block_len(k), 0.0);
+      std::fill_n(cross_.data() + off, block_len(k), uint8_t(0));
+    } else {
+      scan_block(src, first_block + k, block_len(k), integer, w, metric_.data() + off, cross_.data() + off);
+    }
+  };
   std::atomic<std::size_t> next_block{0};
   pool_->run(parts, [&](unsigned part, unsigned) {
-    for (std::size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < nof_blocks;) {
-      const std::size_t off = k * BLOCK;
-      const std::size_t len = std::min<std::size_t>(BLOCK, nof - off);
-      if (maybe_[k] == 0) {
-        std::fill_n(metric_.data() + off, len, 0.0);
-        std::fill_n(cross_.data() + off, len, uint8_t(0));
+    scratch& w = *scratch_[part];
+    for (std::size_t k; (k = next_block.fetch_add(step, std::memory_order_relaxed)) < nof_blocks;) {
+      if (step == 2 && k + 1 < nof_blocks && maybe_[k] != 0 && maybe_[k + 1] != 0) {
+        scan_float_pair(src, first_block + k, block_len(k), block_len(k + 1), w, metric_.data() + k * BLOCK, cross_.data() + k * BLOCK);
         continue;
       }
-      scan_block(src, first_block + k, len, integer, *scratch_[part], metric_.data() + off, cross_.data() + off);
+      for (std::size_t j = k; j < std::min(k + step, nof_blocks); ++j) {
+        one(j, w);
+      }
     }
   });
   // Edges and the grid along runs; `run` is where the current run of crossings

@@ -120,6 +120,10 @@ private:
   /// M and the crossings of the first nof_pos positions of grid block `block`.
   void scan_block(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, bool integer, scratch& w, double* m,
                   uint8_t* cross) const;
+  /// The same for blocks `block` and `block + 1` (nof_pos and nof_next positions) of
+  /// samples that are not integers, scanned side by side (block_scan::in_order).
+  void scan_float_pair(const transport::sample_source& src, uint64_t block, std::size_t nof_pos, std::size_t nof_next, scratch& w,
+                       double* m, uint8_t* cross) const;
 
   rx_config cfg_;
   std::vector<std::unique_ptr<scratch>> scratch_;
