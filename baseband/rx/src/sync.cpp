@@ -211,40 +211,25 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
       }
     }
   });
-  // Edges and the grid along runs; `run` is where the current run of crossings
-  // opened (a run already open at `base` is at least as old as base).
-  uint64_t run = base;
-  for (uint64_t n = base; n < hi; ++n) {
-    std::size_t i = std::size_t(n - base);
-    if (cross_[i] == 0) {
-      // Skip the quiet positions eight at a time (most of a capture).
-      const std::size_t end = std::size_t(hi - base);
-      uint64_t word = 0;
-      while (i + 8 <= end && (std::memcpy(&word, cross_.data() + i, 8), word == 0)) {
-        i += 8;
-      }
-      while (i < end && cross_[i] == 0) {
-        ++i;
-      }
-      n = base + i;
-      if (n >= hi) {
+  // Edges and the grid along runs, and each candidate's peak within its window and
+  // its CFO: block by block on the pool (done in one pass on one thread, they had
+  // left the cores idle for about an eighth of each region's time on frames of a few
+  // symbols, at 16 threads). A crossing's run opened just after the last quiet
+  // position before it, or at `base` if none since (a run already open at `base` is
+  // at least as old as base): each block learns it from the blocks before it.
+  const auto end = std::size_t(hi - base); // positions [0, end) of the arrays are searched
+  const std::size_t nof_pass = (end + BLOCK - 1) / BLOCK;
+  std::vector<uint64_t> opened(nof_pass); // where a run open at each block's first position opened
+  uint64_t after_quiet = base;
+  for (std::size_t k = 0; k < nof_pass; ++k) {
+    opened[k] = after_quiet;
+    for (std::size_t i = std::min(end, (k + 1) * BLOCK); i > k * BLOCK; --i) {
+      if (cross_[i - 1] == 0) {
+        after_quiet = base + i;
         break;
       }
     }
-    const bool edge = n == 0 || (n > base && cross_[i - 1] == 0);
-    if (edge) {
-      run = n;
-    }
-    if (n < lo || !(edge || (n % L == 0 && n >= run + L))) {
-      continue;
-    }
-    detection d;
-    d.window = n;
-    out.push_back(d);
   }
-  // Each candidate's peak within its window and its CFO, apart from the others: on
-  // the pool (done one by one inside the pass above, they had been about 40 % of the
-  // search's time on frames of a few symbols, on one thread).
   const auto peak_and_cfo = [&](detection& d) {
     const std::size_t i = std::size_t(d.window - base);
     const std::size_t last = std::size_t(std::min(d.window + L, npos) - base);
@@ -259,12 +244,49 @@ std::vector<detection> candidate_search::find(const transport::sample_source& sr
     const auto [pre, pim] = lag_product(src, d.coarse);
     d.cfo_cps = std::atan2(pim, pre) / (2.0 * std::numbers::pi * double(L));
   };
+  std::vector<std::vector<detection>> found(nof_pass);
   std::atomic<std::size_t> next{0};
-  pool_->run(unsigned(std::min<std::size_t>(pool_->size(), out.size())), [&](unsigned, unsigned) {
-    for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < out.size();) {
-      peak_and_cfo(out[k]);
+  pool_->run(unsigned(std::min<std::size_t>(pool_->size(), nof_pass)), [&](unsigned, unsigned) {
+    for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < nof_pass;) {
+      const std::size_t stop = std::min(end, (k + 1) * BLOCK);
+      uint64_t run = opened[k];
+      for (std::size_t i = k * BLOCK; i < stop; ++i) {
+        if (cross_[i] == 0) {
+          // Skip the quiet positions eight at a time (most of a capture).
+          uint64_t word = 0;
+          while (i + 8 <= stop && (std::memcpy(&word, cross_.data() + i, 8), word == 0)) {
+            i += 8;
+          }
+          while (i < stop && cross_[i] == 0) {
+            ++i;
+          }
+          if (i >= stop) {
+            break;
+          }
+        }
+        const uint64_t n = base + i;
+        const bool edge = n == 0 || (n > base && cross_[i - 1] == 0);
+        if (edge) {
+          run = n;
+        }
+        if (n < lo || !(edge || (n % L == 0 && n >= run + L))) {
+          continue;
+        }
+        detection d;
+        d.window = n;
+        peak_and_cfo(d);
+        found[k].push_back(d);
+      }
     }
   });
+  std::size_t total = 0;
+  for (const auto& f : found) {
+    total += f.size();
+  }
+  out.reserve(total);
+  for (const auto& f : found) {
+    out.insert(out.end(), f.begin(), f.end());
+  }
   return out;
 }
 
