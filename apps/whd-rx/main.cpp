@@ -5,6 +5,7 @@
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/receiver_factory.hpp>
 #include <whd/baseband/report.hpp>
+#include <whd/transport/at_once.hpp>
 #include <whd/transport/capture.hpp>
 #include <whd/transport/cuda.hpp>
 #include <whd/transport/link_pack.hpp>
@@ -412,6 +413,7 @@ int run(const options& o)
   double context_seconds = 0; // the context thread's own time
   if (o.backend != "cpu" && o.dump.empty()) {
     context = std::jthread([device = o.device, &context_seconds] {
+      whd::transport::name_this_thread("whd-cuda-start");
       const auto c0 = std::chrono::steady_clock::now();
       whd::cuda::create_context(device);
       context_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();

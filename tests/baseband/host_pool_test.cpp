@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -84,6 +87,38 @@ TEST(host_pool, an_exception_comes_out_after_every_part_has_run)
   std::atomic<int> total{0};
   pool.run(10, [&](unsigned, unsigned) { total.fetch_add(1); });
   EXPECT_EQ(total.load(), 10);
+}
+
+// A named pool's kept threads carry its name, cut to the 15 characters Linux keeps
+// (what top -H, perf and gdb show); the caller, which runs a part too, keeps its own.
+TEST(host_pool, kept_threads_carry_the_pools_name_and_the_caller_its_own)
+{
+  char before[16] = {};
+  ASSERT_EQ(pthread_getname_np(pthread_self(), before, sizeof before), 0);
+  const pthread_t caller = pthread_self();
+  const std::string long_name = "whd-test-pool-with-a-long-name";
+  host_pool pool(4, long_name.c_str());
+  std::mutex m;
+  std::vector<std::string> kept, on_caller;
+  std::atomic<int> arrived{0};
+  pool.run(4, [&](unsigned, unsigned) {
+    // Each part waits (a while at most) for the others, so that each holds a thread.
+    arrived.fetch_add(1);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (arrived.load() < 4 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    std::lock_guard lk(m);
+    (pthread_equal(pthread_self(), caller) ? on_caller : kept).emplace_back(name);
+  });
+  ASSERT_EQ(kept.size(), 3u);
+  for (const auto& name : kept) {
+    EXPECT_EQ(name, long_name.substr(0, 15));
+  }
+  ASSERT_EQ(on_caller.size(), 1u);
+  EXPECT_EQ(on_caller[0], before);
 }
 
 } // namespace

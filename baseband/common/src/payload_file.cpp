@@ -191,6 +191,7 @@ void payload_file_sink::write_mapped(std::span<const uint8_t> bytes, payload_wri
     // One file's mapped writes all go one way: map, or split (asked for, or automatic).
     const bool split = way == payload_write::split;
     crew_ = std::make_unique<transport::crew>(split ? std::max(nof_threads_, 2u) : nof_threads_, [split] {
+      transport::name_this_thread("whd-copy");
       if (split) {
         // Copies at a lower priority (a crew thread's own; failure leaves it as it was).
         (void)::setpriority(PRIO_PROCESS, id_t(::gettid()), SPLIT_NICE);

@@ -452,7 +452,10 @@ report_writer::report_writer(output out, int indent) : s_(std::make_unique<state
 {
   const int in = s_->formatter.indent();
   s_->put(in >= 0 ? "{\n" + std::string(std::size_t(in), ' ') + "\"frames\": " : std::string("{\"frames\":"));
-  s_->thread = std::jthread([st = s_.get()] { st->loop(); });
+  s_->thread = std::jthread([st = s_.get()] {
+    transport::name_this_thread("whd-report");
+    st->loop();
+  });
 }
 
 report_writer::~report_writer()

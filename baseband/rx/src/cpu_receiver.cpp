@@ -94,6 +94,7 @@ public:
   void start(std::function<void(const std::atomic<bool>&)> task)
   {
     thread_ = std::thread([this, task = std::move(task)] {
+      transport::name_this_thread("whd-look-ahead");
       try {
         task(quit_);
       } catch (...) {
@@ -145,7 +146,7 @@ class cpu_receiver final : public receiver {
 public:
   explicit cpu_receiver(const rx_config& cfg)
       : cfg_(cfg), nof_threads_(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency())),
-        search_(cfg), smoother_(make_channel_smoother(cfg)), pool_(nof_threads_), locate_pool_(nof_threads_)
+        search_(cfg), smoother_(make_channel_smoother(cfg)), pool_(nof_threads_, "whd-decode"), locate_pool_(nof_threads_, "whd-locate")
   {
     for (unsigned t = 0; t < nof_threads_; ++t) {
       workers_.push_back(std::make_unique<cpu_worker>());

@@ -11,10 +11,16 @@ chunk_writer::chunk_writer(payload_sink& sink, const llr_output& llr, const fram
     : sink_(sink), llr_(llr), on_frames_(on_frames), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times)
 {
   if (on_frames_) {
-    hand_thread_ = std::jthread([this] { hand_loop(); });
+    hand_thread_ = std::jthread([this] {
+      transport::name_this_thread("whd-hand-over");
+      hand_loop();
+    });
   }
   try {
-    thread_ = std::jthread([this] { loop(); });
+    thread_ = std::jthread([this] {
+      transport::name_this_thread("whd-writer");
+      loop();
+    });
   } catch (...) {
     finish(); // the handing thread stops
     throw;

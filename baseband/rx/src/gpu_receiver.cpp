@@ -76,7 +76,7 @@ private:
 class gpu_receiver final : public receiver {
 public:
   gpu_receiver(const rx_config& cfg, const gpu_config& gcfg)
-      : cfg_(cfg), gcfg_(gcfg), pool_(gcfg.pack_threads ? gcfg.pack_threads : std::max(1u, std::thread::hardware_concurrency())),
+      : cfg_(cfg), gcfg_(gcfg), pool_(gcfg.pack_threads ? gcfg.pack_threads : std::max(1u, std::thread::hardware_concurrency()), "whd-read"),
         smoother_(make_channel_smoother(cfg)), fallback_(cfg, smoother_.get())
   {
     const int present = cuda::device_count();
@@ -188,6 +188,7 @@ private:
     frame_walk walk;
     chunk_queue ready;
     std::jthread reader([&] {
+      transport::name_this_thread("whd-reader");
       try {
         for (uint64_t k = 0; k < nof_chunks; ++k) {
           chunk_slot* s = submit_search(src, k, npos);

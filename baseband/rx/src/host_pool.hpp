@@ -11,13 +11,23 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 
 namespace whd::baseband {
 
 class host_pool {
 public:
-  /// `nof_threads` workers including the caller (so nof_threads - 1 are kept).
-  explicit host_pool(unsigned nof_threads) : crew_(nof_threads ? nof_threads : 1) {}
+  /// `nof_threads` workers including the caller (so nof_threads - 1 are kept), the
+  /// kept ones named `name` when one is given (the caller keeps its own).
+  explicit host_pool(unsigned nof_threads, const char* name = nullptr)
+      : crew_(nof_threads ? nof_threads : 1, [kept = std::string(name != nullptr ? name : "")] {
+          // A copy: the threads may start after the constructor has returned.
+          if (!kept.empty()) {
+            transport::name_this_thread(kept.c_str());
+          }
+        })
+  {
+  }
 
   unsigned size() const noexcept { return unsigned(crew_.parts()); }
 

@@ -95,7 +95,8 @@ struct candidate_search::scratch {
 };
 
 candidate_search::candidate_search(const rx_config& cfg)
-    : cfg_(cfg), pool_(std::make_unique<host_pool>(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency())))
+    : cfg_(cfg), pool_(std::make_unique<host_pool>(cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency()),
+                                                  "whd-search"))
 {
   scratch_.resize(pool_->size());
   for (auto& w : scratch_) {

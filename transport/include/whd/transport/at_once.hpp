@@ -5,6 +5,8 @@
 /// large writes, one a chunk).
 #pragma once
 
+#include <pthread.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +19,17 @@
 #include <vector>
 
 namespace whd::transport {
+/// Names the calling thread (what top -H, perf and gdb show), cut to the 15
+/// characters Linux keeps; a name that cannot be set leaves the old one.
+inline void name_this_thread(const char* name) noexcept
+{
+  char cut[16] = {};
+  for (std::size_t i = 0; i + 1 < sizeof cut && name[i] != '\0'; ++i) {
+    cut[i] = name[i];
+  }
+  (void)pthread_setname_np(pthread_self(), cut);
+}
+
 
 /// Runs fn(0) .. fn(n - 1) at once and returns when all have: fn(0) on the calling
 /// thread, each other on a thread of its own, or on the calling thread in turn when
