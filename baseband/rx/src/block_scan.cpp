@@ -183,17 +183,16 @@ inline prefix_terms terms_at(const cf32* buf, std::size_t i, std::size_t got)
           double(a.real()) * a.real() + double(a.imag()) * a.imag()};
 }
 
-/// The prefix sums [from + 1, to] of a block of `got` samples, on from those at
+/// The prefix sums [from + 1, got] of a block of `got` samples, on from those at
 /// `from` (sp[0] = 0 when from = 0). The running sums stay in registers: each is a
 /// chain of additions, one a sample.
-inline void prefix_sums(const cf32* buf, std::size_t from, std::size_t to, std::size_t got, double* sp_re, double* sp_im,
-                        double* se)
+inline void prefix_sums(const cf32* buf, std::size_t from, std::size_t got, double* sp_re, double* sp_im, double* se)
 {
   if (from == 0) {
     sp_re[0] = sp_im[0] = se[0] = 0.0;
   }
   double s_re = sp_re[from], s_im = sp_im[from], s_e = se[from];
-  for (std::size_t i = from; i < to; ++i) {
+  for (std::size_t i = from; i < got; ++i) {
     const prefix_terms t = terms_at(buf, i, got);
     sp_re[i + 1] = s_re += t.re;
     sp_im[i + 1] = s_im += t.im;
@@ -215,7 +214,7 @@ void block_scan::in_order(std::size_t nof_pos, float threshold, double* m, uint8
   // Each term is made first and then added to its sum: one addition in each sum's
   // chain a sample instead of two, which halved this loop's time (it is bound by
   // the chain).
-  prefix_sums(buf, 0, got, got, sp_re, sp_im, se);
+  prefix_sums(buf, 0, got, sp_re, sp_im, se);
   metrics_in_order(nof_pos, threshold, m, cross);
 }
 
@@ -249,8 +248,8 @@ void block_scan::in_order(block_scan& a, std::size_t nof_a, double* m_a, uint8_t
     a_e[i + 1] = sa_e += ta.e;
     b_e[i + 1] = sb_e += tb.e;
   }
-  prefix_sums(a_buf, both, got_a, got_a, a_re, a_im, a_e);
-  prefix_sums(b_buf, both, got_b, got_b, b_re, b_im, b_e);
+  prefix_sums(a_buf, both, got_a, a_re, a_im, a_e);
+  prefix_sums(b_buf, both, got_b, b_re, b_im, b_e);
   a.metrics_in_order(nof_a, threshold, m_a, cross_a);
   b.metrics_in_order(nof_b, threshold, m_b, cross_b);
 }
