@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libboost-program-options-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
-  libliquid-dev libfftw3-dev
+  libliquid-dev libfftw3-dev libfec-dev
   python3 python3-numpy python3-matplotlib
   python3-dev pybind11-dev python3-distributed python3-pytest python3-pip  # the module whdrx and its tests
   clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh)

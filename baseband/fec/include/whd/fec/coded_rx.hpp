@@ -1,0 +1,67 @@
+/// @file coded_rx.hpp
+/// The receiver's side of profile 2 §2.6: a coded frame's soft values (the
+/// demapper's, in transmission order t) to its information bytes, in steps that
+/// batch over frames: soft values demultiplexed as symbols arrive, the Viterbi's
+/// tiles of every frame and encoder 16 at a time, then the RS codewords.
+#pragma once
+
+#include <whd/fec/coded_frame.hpp>
+#include <whd/fec/viterbi.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace whd::fec {
+
+/// Reed-Solomon's verdict on a frame (profile 2 §3).
+struct rs_stats {
+  uint32_t corrected = 0; ///< bytes corrected
+  uint32_t failed = 0;    ///< codewords that could not be corrected (their bytes as received)
+};
+
+/// Data symbols [first, first + count) of a frame: their soft values (count Ncbps,
+/// int8 as viterbi.hpp defines, order t) de-whitened, de-interleaved and
+/// demultiplexed into `streams`, encoder e's Ce values at [e Ce, (e + 1) Ce), each in
+/// its punctured order (c_e). Symbols may come in any order and from any thread.
+void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const int8_t> soft,
+                         std::span<int8_t> streams);
+
+/// Tile `tile` of encoder stream `c` (Ce values) depunctured (§2.4; erasures and the
+/// coded pad 0): 3 values per trellis step of the tile's run, into `out`
+/// (3 (run_end - run_first) values).
+void depuncture_tile(const frame_geometry& g, std::span<const int8_t> c, uint64_t tile, int8_t* out);
+
+/// Runs `body(i)` for i in [0, n), possibly on several threads at once.
+using parallel_for = std::function<void(std::size_t n, const std::function<void(std::size_t i)>& body)>;
+
+/// One coded frame to decode.
+struct coded_job {
+  frame_geometry g;
+  std::span<const int8_t> streams; ///< 8 Ce demultiplexed soft values (demultiplex_symbols)
+  std::span<uint8_t> info;         ///< [out] g.info_bytes bytes
+  rs_stats rs;                     ///< [out]
+};
+
+/// Decodes coded frames: Viterbi (decode_tiles), un-parsing (§2.3), RS (§2.2). Owns
+/// the scratch of its runs (grown as needed, kept).
+class coded_decoder {
+public:
+  /// Decodes `jobs`, spreading the tiles and the codewords over `pf`
+  /// (nullptr: the calling thread).
+  void decode(std::span<coded_job> jobs, const parallel_for& pf = nullptr);
+
+private:
+  std::vector<uint8_t> decoded_;        ///< 8 Q bytes a job, encoder-major
+  std::vector<uint64_t> decoded_at_;    ///< each job's first byte in decoded_
+  std::vector<uint64_t> tiles_at_;      ///< prefix sums of the jobs' 8 nof_tiles(nin)
+  std::vector<uint64_t> words_at_;      ///< prefix sums of the jobs' codewords
+};
+
+/// A whole frame on one thread: demultiplexing, Viterbi, RS.
+/// @param soft [in] g.coded_bits() soft values, order t, symbol after symbol
+/// @param info [out] g.info_bytes bytes
+rs_stats decode_frame(const frame_geometry& g, std::span<const int8_t> soft, std::span<uint8_t> info);
+
+} // namespace whd::fec

@@ -1,0 +1,152 @@
+#include <whd/fec/coded_rx.hpp>
+#include <whd/fec/coded_tx.hpp>
+#include <whd/fec/reed_solomon.hpp>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+namespace whd::fec {
+
+void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const int8_t> soft, std::span<int8_t> streams)
+{
+  const auto n = uint64_t(g.ncbps);
+  const uint64_t count = soft.size() / n;
+  if (soft.size() != count * n || first + count > g.nd || streams.size() != NOF_ENCODERS * g.ce) {
+    throw std::invalid_argument("demultiplex_symbols: sizes do not match the frame");
+  }
+  const auto per = uint64_t(g.per_symbol_per_encoder());
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t m = first + i;
+    const int8_t* s = soft.data() + i * n;
+    uint64_t pn = (m * n) % profile::PN_PERIOD;
+    for (int t = 0; t < g.ncbps; ++t) {
+      const int k = deinterleaved_index(t, g.ncbps);
+      // A whitened 1 flips the bit: its LLR changes sign (-127 .. 127 stays in range).
+      const int8_t v = profile::PN[pn] ? int8_t(-s[t]) : s[t];
+      streams[uint64_t(k % NOF_ENCODERS) * g.ce + m * per + uint64_t(k / NOF_ENCODERS)] = v;
+      pn = pn + 1 == profile::PN_PERIOD ? 0 : pn + 1;
+    }
+  }
+}
+
+void depuncture_tile(const frame_geometry& g, std::span<const int8_t> c, uint64_t tile, int8_t* out)
+{
+  const tile_span t = tile_of(g.nin, tile);
+  const puncture_pattern& p = g.punct;
+  std::fill(out, out + 3 * (t.run_end - t.run_first), int8_t(0));
+  const auto pin = uint64_t(p.pin), pout = uint64_t(p.pout);
+  // The periods the run touches; steps of a period outside the run are skipped.
+  for (uint64_t per = t.run_first / pin; per * pin < t.run_end; ++per) {
+    for (uint64_t i = 0; i < pout; ++i) {
+      const uint64_t n = per * pin + p.input[i];
+      if (n >= t.run_first && n < t.run_end) {
+        out[3 * (n - t.run_first) + p.which[i]] = c[per * pout + i];
+      }
+    }
+  }
+}
+
+namespace {
+
+/// Where tile-group work lands: every job's 8 streams' tiles in one list.
+struct tile_ref {
+  std::size_t job;
+  int encoder;
+  uint64_t tile;
+};
+
+constexpr std::size_t GROUP = 16; // tiles one work item decodes (AVX2 lanes)
+
+} // namespace
+
+void coded_decoder::decode(std::span<coded_job> jobs, const parallel_for& pf)
+{
+  const auto run = [&](std::size_t n, const std::function<void(std::size_t)>& body) {
+    if (pf) {
+      pf(n, body);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        body(i);
+      }
+    }
+  };
+  decoded_at_.assign(jobs.size() + 1, 0);
+  tiles_at_.assign(jobs.size() + 1, 0);
+  words_at_.assign(jobs.size() + 1, 0);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const frame_geometry& g = jobs[j].g;
+    if (jobs[j].streams.size() != NOF_ENCODERS * g.ce || jobs[j].info.size() != g.info_bytes) {
+      throw std::invalid_argument("coded_decoder: a job's buffers do not match its frame");
+    }
+    decoded_at_[j + 1] = decoded_at_[j] + NOF_ENCODERS * g.q;
+    tiles_at_[j + 1] = tiles_at_[j] + NOF_ENCODERS * nof_tiles(g.nin);
+    words_at_[j + 1] = words_at_[j] + g.codewords;
+  }
+  decoded_.resize(decoded_at_.back());
+  const uint64_t nof_tiles_all = tiles_at_.back();
+  const auto tile_at = [&](uint64_t i) {
+    const std::size_t j = std::size_t(std::upper_bound(tiles_at_.begin(), tiles_at_.end(), i) - tiles_at_.begin()) - 1;
+    const uint64_t per = nof_tiles(jobs[j].g.nin);
+    const uint64_t r = i - tiles_at_[j];
+    return tile_ref{j, int(r / per), r % per};
+  };
+  run(std::size_t((nof_tiles_all + GROUP - 1) / GROUP), [&](std::size_t item) {
+    thread_local std::vector<int8_t> soft;
+    soft.resize(GROUP * 3 * MAX_TILE_STEPS);
+    std::array<tile_job, GROUP> batch{};
+    const uint64_t first = item * GROUP;
+    const auto count = std::size_t(std::min<uint64_t>(GROUP, nof_tiles_all - first));
+    for (std::size_t b = 0; b < count; ++b) {
+      const tile_ref r = tile_at(first + b);
+      const coded_job& job = jobs[r.job];
+      int8_t* s = soft.data() + b * 3 * MAX_TILE_STEPS;
+      depuncture_tile(job.g, job.streams.subspan(uint64_t(r.encoder) * job.g.ce, job.g.ce), r.tile, s);
+      // decode_tiles reads soft + 3 n for the stream's step n: point at the run's first.
+      const tile_span t = tile_of(job.g.nin, r.tile);
+      batch[b] = {s - 3 * std::ptrdiff_t(t.run_first), job.g.nin, r.tile, 8 * job.g.q,
+                  decoded_.data() + decoded_at_[r.job] + uint64_t(r.encoder) * job.g.q};
+    }
+    decode_tiles(std::span<const tile_job>(batch.data(), count));
+  });
+  // Un-parsing (§2.3) and RS (§2.2), codeword by codeword.
+  std::vector<rs_stats> per_word(words_at_.back());
+  run(std::size_t(words_at_.back()), [&](std::size_t w) {
+    const std::size_t j = std::size_t(std::upper_bound(words_at_.begin(), words_at_.end(), w) - words_at_.begin()) - 1;
+    const coded_job& job = jobs[j];
+    const uint64_t c = w - words_at_[j];
+    const uint64_t k = job.g.message_bytes(c);
+    const uint64_t at = c * (RS_K + RS_PARITY); // first RS stream byte of the codeword
+    const uint8_t* dec = decoded_.data() + decoded_at_[j];
+    std::array<uint8_t, RS_N> word{};
+    for (uint64_t b = 0; b < k + RS_PARITY; ++b) {
+      const uint64_t i = at + b;
+      word[b] = dec[(i % NOF_ENCODERS) * job.g.q + i / NOF_ENCODERS];
+    }
+    const int fixed = rs_decode(std::span<uint8_t>(word.data(), k + RS_PARITY));
+    per_word[w] = fixed < 0 ? rs_stats{0, 1} : rs_stats{uint32_t(fixed), 0};
+    std::copy_n(word.begin(), k, job.info.begin() + std::ptrdiff_t(c * RS_K));
+  });
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    jobs[j].rs = {};
+    for (uint64_t w = words_at_[j]; w < words_at_[j + 1]; ++w) {
+      jobs[j].rs.corrected += per_word[w].corrected;
+      jobs[j].rs.failed += per_word[w].failed;
+    }
+  }
+}
+
+rs_stats decode_frame(const frame_geometry& g, std::span<const int8_t> soft, std::span<uint8_t> info)
+{
+  if (soft.size() != g.coded_bits()) {
+    throw std::invalid_argument("decode_frame: a frame's soft values are Nd Ncbps");
+  }
+  std::vector<int8_t> streams(NOF_ENCODERS * g.ce, 0);
+  demultiplex_symbols(g, 0, soft, streams);
+  coded_decoder d;
+  coded_job job{g, streams, info, {}};
+  d.decode(std::span<coded_job>(&job, 1));
+  return job.rs;
+}
+
+} // namespace whd::fec
