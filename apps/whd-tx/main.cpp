@@ -1,8 +1,9 @@
-// whd-tx: write WHD-HRP captures (profile 1) for tests and users.
+// whd-tx: write WHD-HRP captures (profiles 1 and 2) for tests and users.
 // Option parsing, wiring and logging only; the transmitter lives in baseband/.
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/profile.hpp>
+#include <whd/fec/coded_frame.hpp>
 #include <whd/transport/capture.hpp>
 
 #include <boost/program_options.hpp>
@@ -35,6 +36,7 @@ struct options {
   std::string datatype = "cf32_le";
   bool raw = false;
   std::string mods = "qpsk";
+  std::string mcs;
   std::string frames = "2";
   std::string nds = "8";
   std::string payload;
@@ -58,17 +60,21 @@ struct options {
   bool verbose = false;
 };
 
-const char* const DESCRIPTION = R"(whd-tx - write WirelessHD HRP captures (WHD-HRP profile 1)
+const char* const DESCRIPTION = R"(whd-tx - write WirelessHD HRP captures (WHD-HRP profiles 1 and 2)
 
 Usage: whd-tx -o BASE [options]
 
 Writes frames exactly as the profile defines them (two preamble symbols, a
 header with CRC-16, pilots, QPSK or 16-QAM data; 576 samples per symbol at
-2.538 GS/s), with optional impairments, and beside the capture the sidecars of
+2.538 GS/s), uncoded (profile 1) or coded with --mcs (profile 2: RS(224,216),
+eight K=7 convolutional encoders, puncturing, interleaving, whitening), with
+optional impairments, and beside the capture the sidecars of
 ../shared/vectors/:
   BASE.sigmf-data + BASE.sigmf-meta   the samples (or BASE.cf32/.ci16/.ci8 with --raw)
   BASE.truth        payload bytes of every listed frame with an intact header, in order
+                    (a coded frame's L information bytes)
   BASE.frames.json  one object per listed frame: start, nd, mod, seq, header_ok
+                    (coded frames add mcs and payload_bytes, L)
 
 Layout in samples: lead, frame 0, gap, frame 1, ..., last frame, tail; then the
 last --cut samples are dropped. A frame is listed when its preamble and header
@@ -168,6 +174,18 @@ std::optional<validated> validate(const options& o, std::string& problem)
     problem = "--mod needs at least one modulation";
     return std::nullopt;
   }
+  c.mcs.clear();
+  for (const auto& m : split_list(o.mcs)) {
+    if (m == "none") {
+      c.mcs.push_back(wp::NO_MCS);
+    } else if (const auto n = whd::fec::parse_mcs(m)) {
+      c.mcs.push_back(*n);
+    } else {
+      problem = "--mcs takes 0, 1, 2, 7 or none (uncoded), or a comma-separated list of them cycled over the frames, not '" +
+                o.mcs + "'";
+      return std::nullopt;
+    }
+  }
   c.nds.clear();
   for (const auto& s : split_list(o.nds)) {
     const auto n = parse_u64(s);
@@ -265,6 +283,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("datatype,d", po::value(&o.datatype)->value_name("cf32_le|ci16_le|ci8")->default_value("cf32_le"), "sample format on disk (ci16_le and ci8 are scaled automatically, see above)")
     ("raw", po::bool_switch(&o.raw), "write raw interleaved I/Q, BASE.cf32, BASE.ci16 or BASE.ci8, instead of a SigMF pair")
     ("mod,m", po::value(&o.mods)->value_name("LIST")->default_value("qpsk"), "modulation of the data symbols: qpsk, qam16, or a comma-separated list cycled over the frames (qpsk,qam16 alternates)")
+    ("mcs", po::value(&o.mcs)->value_name("LIST"), "coded frames (profile 2): MCS 0 (QPSK 1/3), 1 (QPSK 2/3), 2 (16-QAM 2/3) or 7 (16-QAM 4/5), or 'none' for an uncoded frame (its modulation from --mod), or a comma-separated list cycled over the frames (2,none mixes coded and uncoded). A coded frame carries exactly L(MCS, Nd) information bytes")
     ("frames,n", po::value(&o.frames)->value_name("N")->default_value("2"), "frames to transmit (0: no frame, e.g. noise only)")
     ("nd", po::value(&o.nds)->value_name("LIST")->default_value("8"), "data symbols per frame, 1..1048575, or a comma-separated list cycled over the frames")
     ("payload", po::value(&o.payload)->value_name("FILE"), "take the payload bytes from FILE, in order, starting over at its end (default: random from the seed)")
@@ -302,6 +321,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
               << "  whd-tx -o impaired -d ci8 --mod qpsk,qam16 --frames 3 --nd 20 --snr-db 28 \\\n"
               << "         --cfo-hz 700e3 --taps 4 --gain 0.3 --random-phase --seed 7\n"
               << "  whd-tx -o cut -d ci16_le --mod qam16 --nd 10 --snr-db 30 --cut 3000\n"
+              << "  whd-tx -o coded -d ci8 --mcs 0,1,2,7 --frames 8 --nd 12 --snr-db 20\n"
               << "  whd-tx -o noise -d ci8 --frames 0 --lead 200000 --tail 0 --snr-db 20\n";
     exit_code = 0;
     return std::nullopt;
@@ -331,6 +351,12 @@ std::string describe(const bb::capture_config& c)
   s << "whd-tx: " << c.nof_frames << " frames, mod ";
   for (std::size_t i = 0; i < c.mods.size(); ++i) {
     s << (i ? "," : "") << wp::to_string(c.mods[i]);
+  }
+  if (!c.mcs.empty()) {
+    s << ", mcs ";
+    for (std::size_t i = 0; i < c.mcs.size(); ++i) {
+      s << (i ? "," : "") << (c.mcs[i] == wp::NO_MCS ? std::string("none") : std::to_string(c.mcs[i]));
+    }
   }
   s << ", nd ";
   for (std::size_t i = 0; i < c.nds.size(); ++i) {

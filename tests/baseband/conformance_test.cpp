@@ -26,6 +26,8 @@ struct expected_frame {
   std::string mod;
   int seq;
   bool header_ok;
+  int mcs = p::NO_MCS;        ///< profile 2: coded frames
+  uint64_t payload_bytes = 0; ///< coded frames: L
 };
 
 std::vector<expected_frame> read_frames(const std::string& name)
@@ -35,7 +37,8 @@ std::vector<expected_frame> read_frames(const std::string& name)
   std::vector<expected_frame> out;
   for (const auto& o : j) {
     out.push_back({o.at("start").get<uint64_t>(), o.at("nd").get<uint32_t>(), o.at("mod").get<std::string>(),
-                   o.at("seq").get<int>(), o.at("header_ok").get<bool>()});
+                   o.at("seq").get<int>(), o.at("header_ok").get<bool>(), o.value("mcs", int(p::NO_MCS)),
+                   o.value("payload_bytes", uint64_t(0))});
   }
   return out;
 }
@@ -97,11 +100,18 @@ void check_against_truth(const std::string& name, const run_output& out, uint64_
     EXPECT_EQ(f.symbols, present) << name << " frame " << accepted;
     EXPECT_EQ(f.truncated, present < e.nd) << name << " frame " << accepted;
     EXPECT_EQ(f.payload_offset, expected_payload.size()) << name << " frame " << accepted;
-    EXPECT_EQ(f.payload_bytes, uint64_t(present) * bps) << name << " frame " << accepted;
-    ASSERT_LE(truth_pos + e.nd * bps, truth.size()) << name << ": truth shorter than its frames";
+    EXPECT_EQ(f.mcs, e.mcs) << name << " frame " << accepted;
+    // Uncoded: the whole symbols present. Coded (profile 2 §3): the L information
+    // bytes, none when truncated; RS corrects what the Viterbi left, failing nowhere.
+    const bool coded = e.mcs != p::NO_MCS;
+    const uint64_t sent = coded ? e.payload_bytes : e.nd * bps;
+    const uint64_t written = coded ? (present < e.nd ? 0 : e.payload_bytes) : present * bps;
+    EXPECT_EQ(f.payload_bytes, written) << name << " frame " << accepted;
+    EXPECT_EQ(f.rs_failed, 0u) << name << " frame " << accepted;
+    ASSERT_LE(truth_pos + sent, truth.size()) << name << ": truth shorter than its frames";
     expected_payload.insert(expected_payload.end(), truth.begin() + std::ptrdiff_t(truth_pos),
-                            truth.begin() + std::ptrdiff_t(truth_pos + present * bps));
-    truth_pos += e.nd * bps;
+                            truth.begin() + std::ptrdiff_t(truth_pos + written));
+    truth_pos += sent;
     ++accepted;
   }
   EXPECT_EQ(truth_pos, truth.size()) << name << ": truth holds more than its frames";
@@ -126,7 +136,9 @@ TEST_P(conformance, capture_gives_what_the_table_demands)
 
 INSTANTIATE_TEST_SUITE_P(vectors, conformance,
                          ::testing::Values("basic_qpsk_cf32", "basic_qam16_ci16", "impaired_mixed_ci8", "header_crc_fail_cf32",
-                                           "truncated_ci16", "noise_only_ci8"));
+                                           "truncated_ci16", "noise_only_ci8", "coded_mcs0_cf32", "coded_mcs1_ci16",
+                                           "coded_mcs2_ci8", "coded_mcs7_cf32", "coded_lowsnr_mcs1_cf32",
+                                           "coded_truncated_mcs2_ci16"));
 
 TEST(conformance_extra, raw_cf32_gives_the_same_result_as_sigmf)
 {
@@ -152,7 +164,7 @@ TEST(conformance_extra, impaired_capture_reports_cfo_within_5kHz)
 
 TEST(conformance_extra, result_is_identical_for_one_and_many_threads)
 {
-  for (const char* name : {"impaired_mixed_ci8", "basic_qam16_ci16"}) {
+  for (const char* name : {"impaired_mixed_ci8", "basic_qam16_ci16", "coded_lowsnr_mcs1_cf32", "coded_mcs2_ci8"}) {
     const auto one = receive(vector_file(std::string(name) + ".sigmf-meta"), 1);
     const auto many = receive(vector_file(std::string(name) + ".sigmf-meta"), 5);
     EXPECT_EQ(one.payload, many.payload) << name;

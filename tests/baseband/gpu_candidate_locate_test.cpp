@@ -164,14 +164,15 @@ void expect_agree(const bb::located_detection& c, const gpu::located_candidate& 
     return;
   }
   ++t.ok;
-  EXPECT_EQ(int(g.mod), int(c.fields.mod_field)) << what;
+  EXPECT_EQ(int(g.mod), int(p::modulation_of_mode(c.fields.mod_field))) << what;
+  EXPECT_EQ(int(g.mode), int(c.fields.mod_field)) << what;
   EXPECT_EQ(g.nd, c.fields.nd) << what;
   EXPECT_EQ(g.seq, c.fields.seq) << what;
   // The parameters make_frame_params makes from the host's located frame.
   bb::located_frame f;
   f.sync = c.sync;
   f.channel = std::make_shared<const bb::channel_estimate>(c.channel);
-  f.info.mod = p::modulation(c.fields.mod_field);
+  f.info.mod = p::modulation_of_mode(c.fields.mod_field);
   const gpu::frame_params want = gpu::make_frame_params(f);
   EXPECT_EQ(fp.mod, want.mod) << what;
   EXPECT_EQ(fp.window_offset, want.window_offset) << what;

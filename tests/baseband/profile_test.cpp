@@ -84,7 +84,16 @@ TEST(profile, header_round_trip_and_rejections)
     bad[static_cast<std::size_t>(i)] ^= 1u;
     EXPECT_EQ(p::parse_header(bad, g), p::header_status::crc) << "flipped bit " << i;
   }
-  EXPECT_EQ(p::parse_header(p::header_bits({2, 5, 0}), g), p::header_status::reserved_modulation);
+  // Profile 2 §1: modes 5..8 and 10..15 are reserved; 2, 3, 4 and 9 are the coded MCS.
+  for (uint8_t mode = 0; mode < 16; ++mode) {
+    const bool defined = mode <= 4 || mode == 9;
+    EXPECT_EQ(p::parse_header(p::header_bits({mode, 5, 0}), g), defined ? p::header_status::ok : p::header_status::reserved_mode)
+        << "mode " << int(mode);
+    if (defined) {
+      EXPECT_EQ(g.mod_field, mode);
+    }
+  }
+  EXPECT_STREQ(p::to_string(p::header_status::reserved_mode), "mode");
   EXPECT_EQ(p::parse_header(p::header_bits({0, 0, 0}), g), p::header_status::zero_nd);
 }
 

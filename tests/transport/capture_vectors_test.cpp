@@ -38,6 +38,9 @@ const vector_case VECTORS[] = {
     {"basic_qpsk_cf32", datatype::cf32_le, 2},      {"basic_qam16_ci16", datatype::ci16_le, 2},
     {"impaired_mixed_ci8", datatype::ci8, 3},       {"header_crc_fail_cf32", datatype::cf32_le, 3},
     {"truncated_ci16", datatype::ci16_le, 2},       {"noise_only_ci8", datatype::ci8, 0},
+    {"coded_mcs0_cf32", datatype::cf32_le, 2},      {"coded_mcs1_ci16", datatype::ci16_le, 2},
+    {"coded_mcs2_ci8", datatype::ci8, 3},           {"coded_mcs7_cf32", datatype::cf32_le, 2},
+    {"coded_lowsnr_mcs1_cf32", datatype::cf32_le, 3}, {"coded_truncated_mcs2_ci16", datatype::ci16_le, 2},
 };
 
 class transport_capture_vector : public ::testing::TestWithParam<vector_case> {
@@ -85,7 +88,10 @@ TEST_P(transport_capture_vector, info_matches_the_files_and_frames)
   ASSERT_EQ(frames.size(), v.nof_annotations);
   for (std::size_t k = 0; k < frames.size(); ++k) {
     EXPECT_EQ(info.annotations[k].sample_start, frames[k]["start"].get<uint64_t>()) << "annotation " << k;
-    EXPECT_EQ(info.annotations[k].label, frames[k]["mod"].get<std::string>()) << "annotation " << k;
+    // The constellation, and a coded frame's MCS after it (profile 2): "qam16-mcs2".
+    const std::string label = frames[k]["mod"].get<std::string>() +
+                              (frames[k].contains("mcs") ? "-mcs" + std::to_string(frames[k]["mcs"].get<int>()) : "");
+    EXPECT_EQ(info.annotations[k].label, label) << "annotation " << k;
     EXPECT_GT(info.annotations[k].sample_count, 0u) << "annotation " << k;
     EXPECT_TRUE(info.annotations[k].comment.empty()) << "annotation " << k;
   }

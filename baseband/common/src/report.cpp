@@ -136,6 +136,9 @@ nlohmann::json timing_json(const timing_description& t)
     j["x_realtime"] = nullptr;
     j["raw_gbps"] = nullptr;
   }
+  // Information bits the link carried per second of its air time (profile 2 §3).
+  j["info_gbps"] = t.data_symbols > 0 ? nlohmann::json(double(t.info_bits) / (double(t.data_symbols) * profile::SYMBOL_PERIOD_NS))
+                                      : nlohmann::json(nullptr);
   return j;
 }
 
@@ -155,18 +158,24 @@ nlohmann::json make_report(const input_description& in, const receive_result& re
     for (const auto& run : f.bad_symbols) {
       bad_symbols.push_back({run.first, run.count});
     }
-    r["frames"].push_back({{"start", f.start},
-                           {"mod", profile::to_string(f.mod)},
-                           {"nd", f.nd},
-                           {"seq", f.seq},
-                           {"symbols", f.symbols},
-                           {"truncated", f.truncated},
-                           {"cfo_hz", f.cfo_Hz},
-                           {"snr_db", f.snr_dB},
-                           {"payload_offset", f.payload_offset},
-                           {"payload_bytes", f.payload_bytes},
-                           {"bad_samples", f.bad_samples},
-                           {"bad_symbols", std::move(bad_symbols)}});
+    nlohmann::json j = {{"start", f.start},
+                        {"mod", profile::to_string(f.mod)},
+                        {"nd", f.nd},
+                        {"seq", f.seq},
+                        {"symbols", f.symbols},
+                        {"truncated", f.truncated},
+                        {"cfo_hz", f.cfo_Hz},
+                        {"snr_db", f.snr_dB},
+                        {"payload_offset", f.payload_offset},
+                        {"payload_bytes", f.payload_bytes},
+                        {"bad_samples", f.bad_samples},
+                        {"bad_symbols", std::move(bad_symbols)}};
+    if (f.mcs != profile::NO_MCS) {
+      j["mcs"] = f.mcs;
+      j["rs_corrected"] = f.rs_corrected;
+      j["rs_failed"] = f.rs_failed;
+    }
+    r["frames"].push_back(std::move(j));
   }
   r["header_failures"] = nlohmann::json::array();
   for (const auto& h : res.header_failures) {
@@ -206,8 +215,9 @@ class frames_writer {
 public:
   explicit frames_writer(int indent) : indent_(indent)
   {
-    static constexpr const char* KEYS[] = {"bad_samples", "bad_symbols",    "cfo_hz", "mod",    "nd",      "payload_bytes",
-                                           "payload_offset", "seq",         "snr_db", "start", "symbols", "truncated"};
+    static constexpr const char* KEYS[] = {"bad_samples",    "bad_symbols",  "cfo_hz",    "mcs",    "mod",    "nd",
+                                           "payload_bytes",  "payload_offset", "rs_corrected", "rs_failed", "seq",
+                                           "snr_db",         "start",        "symbols",   "truncated"};
     for (std::size_t k = 0; k < std::size(KEYS); ++k) {
       key_[k].assign(k == 0 ? 0 : 1, ',');
       key_[k] += '"';
@@ -254,23 +264,34 @@ private:
     }
     put(key_[2]);
     real(f.cfo_Hz);
-    put(key_[3]);
-    put(f.mod == profile::modulation::qpsk ? std::string_view("\"qpsk\"") : std::string_view("\"qam16\""));
+    const bool coded = f.mcs != profile::NO_MCS; // mcs and the RS counts only then
+    if (coded) {
+      put(key_[3]);
+      number(unsigned(f.mcs));
+    }
     put(key_[4]);
-    number(f.nd);
+    put(f.mod == profile::modulation::qpsk ? std::string_view("\"qpsk\"") : std::string_view("\"qam16\""));
     put(key_[5]);
-    number(f.payload_bytes);
+    number(f.nd);
     put(key_[6]);
-    number(f.payload_offset);
+    number(f.payload_bytes);
     put(key_[7]);
-    number(unsigned(f.seq));
-    put(key_[8]);
-    real(f.snr_dB);
-    put(key_[9]);
-    number(f.start);
+    number(f.payload_offset);
+    if (coded) {
+      put(key_[8]);
+      number(f.rs_corrected);
+      put(key_[9]);
+      number(f.rs_failed);
+    }
     put(key_[10]);
-    number(f.symbols);
+    number(unsigned(f.seq));
     put(key_[11]);
+    real(f.snr_dB);
+    put(key_[12]);
+    number(f.start);
+    put(key_[13]);
+    number(f.symbols);
+    put(key_[14]);
     put(f.truncated ? std::string_view("true") : std::string_view("false"));
   }
 
@@ -326,7 +347,7 @@ private:
   }
 
   int indent_;
-  std::array<std::string, 12> key_;
+  std::array<std::string, 15> key_;
   std::string first_, next_, last_;
   /// One frame's text: the line's start (at most 2 + 1 + 2 x 64 bytes for an indent
   /// of up to 64), the keys' pieces (at most 12 x 17 bytes) and the values (at most

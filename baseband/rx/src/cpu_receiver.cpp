@@ -1,6 +1,8 @@
 #include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/receiver.hpp>
 
+#include <whd/fec/coded_rx.hpp>
+
 #include "host_pool.hpp"
 #include "stage_timer.hpp"
 
@@ -60,6 +62,16 @@ struct cpu_worker {
   fft_worker fft;
   std::vector<cf32> samples;
   std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
+  std::array<int8_t, p::MAX_BITS_PER_SYMBOL> coded{}; ///< them as the FEC decoder takes them
+};
+
+/// A coded frame being decoded (profile 2): its soft values gathered, demultiplexed,
+/// as its symbols are decoded (possibly over several rounds), then its information
+/// bytes once the last symbol is in.
+struct coded_frame {
+  fec::frame_geometry g;
+  std::vector<int8_t> streams; ///< 8 Ce soft values (fec::demultiplex_symbols)
+  std::vector<uint8_t> info;   ///< L bytes
 };
 
 /// A region of the capture searched and located: what its walk reads, and what the
@@ -123,7 +135,7 @@ private:
 /// look-ahead's thread beside the decode of the one before (the first region's before
 /// any decode); the rest on the calling thread.
 struct cpu_stage_times {
-  double search = 0, locate = 0, wait_ahead = 0, walk = 0, decode = 0, write_sink = 0, hand_over = 0;
+  double search = 0, locate = 0, wait_ahead = 0, walk = 0, decode = 0, fec = 0, write_sink = 0, hand_over = 0;
 };
 
 /// A frame taken for decoding, and the derotation table its locator made.
@@ -137,7 +149,7 @@ struct piece {
   std::size_t frame = 0;  ///< index into the round's frames
   uint64_t first = 0;     ///< data symbol number (0: the frame's first)
   std::size_t count = 0;
-  std::size_t offset = 0; ///< first byte in the round's buffer
+  std::size_t offset = 0; ///< first byte in the round's buffer (uncoded frames)
   std::size_t llr_offset = 0; ///< first byte in the round's soft-value buffer
   std::size_t slot = 0;   ///< first symbol in the round's per-symbol counts
 };
@@ -205,7 +217,7 @@ public:
         }
         frame_result f = r.located[i].frame->info;
         f.payload_offset = res.payload_bytes;
-        f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
+        f.payload_bytes = payload_bytes_of(f);
         res.payload_bytes += f.payload_bytes;
         res.data_symbols += f.symbols;
         taken.push_back({&*r.located[i].frame, &r.rots[i]});
@@ -257,6 +269,7 @@ public:
                          {"wait for the next region's search and locate", times_.wait_ahead},
                          {"walk the candidates (host)", times_.walk},
                          {"decode the data symbols (a pool)", times_.decode},
+                         {"FEC of the coded frames (a pool)", times_.fec},
                          {"payload to the sink", times_.write_sink},
                          {"frames handed over (the report as the run goes)", times_.hand_over}};
     res.resources.symbols_per_batch = std::max<std::size_t>(cfg_.symbols_per_batch, 1);
@@ -289,11 +302,15 @@ private:
     std::size_t k = 0;
     uint64_t done = 0; // symbols of frames[k] already in a round
     bool stopped = false;
+    coded_.clear();
+    coded_.resize(frames.size());
     while (k < frames.size() && !stopped) {
       pieces_.clear();
       std::size_t nof = 0, bytes = 0, llr_bytes = 0;
+      bool any_coded = false;
       while (k < frames.size() && nof < round) {
-        const uint64_t total = frames[k].frame->info.symbols;
+        const frame_result& info = frames[k].frame->info;
+        const uint64_t total = info.symbols;
         if (done == total) {
           ++k;
           done = 0;
@@ -303,13 +320,22 @@ private:
           stopped = true;
           break;
         }
-        const std::size_t bps = std::size_t(p::bytes_per_symbol(frames[k].frame->info.mod));
+        const bool coded = info.mcs != p::NO_MCS;
+        if (done == 0 && coded && !info.truncated) {
+          auto cf = std::make_unique<coded_frame>();
+          cf->g = fec::geometry(info.mcs, info.nd);
+          cf->streams.assign(fec::NOF_ENCODERS * cf->g.ce, 0);
+          cf->info.resize(cf->g.info_bytes);
+          coded_[k] = std::move(cf);
+        }
+        any_coded = any_coded || coded;
+        const std::size_t bps = std::size_t(p::bytes_per_symbol(info.mod));
         const auto n = std::size_t(std::min<uint64_t>({total - done, round - nof, PIECE}));
         pieces_.push_back({k, done, n, bytes, llr_bytes, nof});
         nof += n;
-        bytes += n * bps;
+        bytes += coded ? 0 : n * bps;
         if (cfg_.llr.sink != nullptr) {
-          llr_bytes += n * std::size_t(p::bits_per_symbol(frames[k].frame->info.mod)) * llr_value_bytes(cfg_.llr.format);
+          llr_bytes += n * std::size_t(p::bits_per_symbol(info.mod)) * llr_value_bytes(cfg_.llr.format);
         }
         done += n;
       }
@@ -324,13 +350,16 @@ private:
         std::atomic<std::size_t> next{0};
         pool_.run(std::min<unsigned>(nof_threads_, unsigned(pieces_.size())), [&](unsigned part, unsigned) {
           for (std::size_t i; (i = next.fetch_add(1)) < pieces_.size();) {
-            decode_piece(src, frames[pieces_[i].frame], pieces_[i], *workers_[part]);
+            decode_piece(src, frames[pieces_[i].frame], pieces_[i], coded_[pieces_[i].frame].get(), *workers_[part]);
           }
         });
       }
+      if (any_coded) {
+        decode_coded(frames, index, res);
+      }
       {
         stage_timer t(times_.write_sink);
-        sink.write(std::span<const uint8_t>(bytes_.data(), bytes));
+        sink.write(any_coded ? std::span<const uint8_t>(round_out(frames)) : std::span<const uint8_t>(bytes_.data(), bytes));
         if (cfg_.llr.sink != nullptr) {
           cfg_.llr.sink->write(std::span<const uint8_t>(llr_bytes_.data(), llr_bytes));
           res.llr_bytes += llr_bytes;
@@ -338,9 +367,65 @@ private:
       }
       for (const piece& pc : pieces_) {
         note_bad_symbols(res.frames[index[pc.frame]], pc);
+        if (ends_frame(frames, pc)) {
+          coded_[pc.frame].reset();
+        }
       }
     }
     return stopped ? k : frames.size();
+  }
+
+  /// Whether piece `pc` holds its frame's last symbol.
+  static bool ends_frame(const std::vector<taken_frame>& frames, const piece& pc)
+  {
+    return pc.first + pc.count == frames[pc.frame].frame->info.symbols;
+  }
+
+  /// The FEC of the coded frames whose last symbol this round decoded, their tiles and
+  /// codewords spread over the pool; their RS counts into their results.
+  void decode_coded(const std::vector<taken_frame>& frames, const std::vector<std::size_t>& index, receive_result& res)
+  {
+    stage_timer t(times_.fec);
+    jobs_.clear();
+    jobs_frame_.clear();
+    for (const piece& pc : pieces_) {
+      coded_frame* cf = coded_[pc.frame].get();
+      if (cf != nullptr && ends_frame(frames, pc)) {
+        jobs_.push_back({cf->g, cf->streams, cf->info, {}});
+        jobs_frame_.push_back(pc.frame);
+      }
+    }
+    const fec::parallel_for pf = [this](std::size_t n, const std::function<void(std::size_t)>& body) {
+      std::atomic<std::size_t> next{0};
+      pool_.run(std::min<unsigned>(nof_threads_, unsigned(std::min<std::size_t>(n, nof_threads_))), [&](unsigned, unsigned) {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+          body(i);
+        }
+      });
+    };
+    fec_.decode(jobs_, pf);
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      frame_result& f = res.frames[index[jobs_frame_[j]]];
+      f.rs_corrected = jobs_[j].rs.corrected;
+      f.rs_failed = jobs_[j].rs.failed;
+    }
+  }
+
+  /// A round's payload in capture order: uncoded pieces' bytes, and the information
+  /// bytes of each coded frame that ended in it (a truncated one writes none).
+  const std::vector<uint8_t>& round_out(const std::vector<taken_frame>& frames)
+  {
+    out_.clear();
+    for (const piece& pc : pieces_) {
+      const frame_result& info = frames[pc.frame].frame->info;
+      if (info.mcs == p::NO_MCS) {
+        const std::size_t n = pc.count * std::size_t(p::bytes_per_symbol(info.mod));
+        out_.insert(out_.end(), bytes_.begin() + std::ptrdiff_t(pc.offset), bytes_.begin() + std::ptrdiff_t(pc.offset + n));
+      } else if (coded_[pc.frame] != nullptr && ends_frame(frames, pc)) {
+        out_.insert(out_.end(), coded_[pc.frame]->info.begin(), coded_[pc.frame]->info.end());
+      }
+    }
+    return out_;
   }
 
   /// The candidates of positions [lo, hi) into `r`, and every one of them `walk` may
@@ -389,14 +474,20 @@ private:
 
   bool stop_raised() const noexcept { return cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed); }
 
-  void decode_piece(const transport::sample_source& src, const taken_frame& tf, const piece& pc, cpu_worker& w)
+  /// Data symbols of a piece: the uncoded frame's bits into the round's buffer, or
+  /// the coded frame's soft values into its streams (`cf`; null when truncated: no
+  /// payload); the soft output of either.
+  void decode_piece(const transport::sample_source& src, const taken_frame& tf, const piece& pc, coded_frame* cf,
+                    cpu_worker& w)
   {
     const located_frame& lf = *tf.frame;
     const frame_sync& s = lf.sync;
+    const bool coded = lf.info.mcs != p::NO_MCS;
     const std::size_t bps = std::size_t(p::bytes_per_symbol(lf.info.mod));
     const auto nbits = std::size_t(p::bits_per_symbol(lf.info.mod));
     const std::size_t llr_bps = nbits * llr_value_bytes(cfg_.llr.format);
-    float* llr = cfg_.llr.sink != nullptr ? w.llr.data() : nullptr;
+    float* llr = cfg_.llr.sink != nullptr || cf != nullptr ? w.llr.data() : nullptr;
+    std::array<uint8_t, p::MAX_BYTES_PER_SYMBOL> unused{};
     const uint64_t m0 = p::FIRST_DATA_SYMBOL + pc.first;
     w.samples.resize((pc.count - 1) * L + p::N);
     src.read(fft_window(s, m0), w.samples); // inside: the locator counts only symbols whose window is
@@ -405,9 +496,16 @@ private:
       cf32* r = w.samples.data() + i * L;
       bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
       const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), *tf.rot);
-      demap_symbol(y, *lf.channel, pilot_derotation(y, *lf.channel, (long long)m), lf.info.mod, bytes_.data() + pc.offset + i * bps, llr);
-      if (llr != nullptr) {
+      uint8_t* bits = coded ? unused.data() : bytes_.data() + pc.offset + i * bps;
+      demap_symbol(y, *lf.channel, pilot_derotation(y, *lf.channel, (long long)m), lf.info.mod, bits, llr);
+      if (cfg_.llr.sink != nullptr) {
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
+      }
+      if (cf != nullptr) {
+        for (std::size_t b = 0; b < nbits; ++b) {
+          w.coded[b] = llr_to_int8(llr[b], fec::LLR_SCALE);
+        }
+        fec::demultiplex_symbols(cf->g, pc.first + i, std::span<const int8_t>(w.coded.data(), nbits), cf->streams);
       }
     }
   }
@@ -441,6 +539,11 @@ private:
   std::array<region, 2> regions_; ///< the region decoded and the one after it
   std::vector<piece> pieces_;
   std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> out_; ///< a round's payload where it holds coded frames
+  std::vector<std::unique_ptr<coded_frame>> coded_; ///< per frame of decode_frames: its FEC state
+  fec::coded_decoder fec_;
+  std::vector<fec::coded_job> jobs_;
+  std::vector<std::size_t> jobs_frame_;
   std::vector<uint8_t> llr_bytes_;
   std::vector<uint32_t> bad_;
   /// Written by the look-ahead's thread (search, locate) and the calling thread (the

@@ -121,7 +121,12 @@ nlohmann::json make_run_report(const std::string& capture, const transport::capt
                                const std::optional<run_seconds>& split, double sample_rate_sps, bool with_frames)
 {
   const input_description in{capture, std::string(whd::to_string(info.type)), info.nof_samples, info.sample_rate_sps};
-  const timing_description timing{std::string(backend), "end-to-end", seconds, res.data_symbols, res.payload_bytes * 8};
+  uint64_t channel_bits = 0; // raw_gbps: the data symbols' bits, coded or not
+  for (const frame_result& f : res.frames) {
+    channel_bits += uint64_t(f.symbols) * uint64_t(profile::bits_per_symbol(f.mod));
+  }
+  const timing_description timing{std::string(backend), "end-to-end", seconds, res.data_symbols, channel_bits,
+                                  res.payload_bytes * 8};
   nlohmann::json r = make_report(in, res, timing, truth, with_frames);
   if (split) {
     auto& t = r["timing"];

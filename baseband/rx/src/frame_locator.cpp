@@ -1,4 +1,5 @@
 #include <whd/baseband/frame_locator.hpp>
+#include <whd/fec/coded_frame.hpp>
 
 #include "cycles.hpp"
 
@@ -122,7 +123,8 @@ located_candidate candidate_locator::conclude(const located_summary& x, std::sha
   f.sync = x.sync;
   f.channel = std::move(channel);
   f.info.start = x.sync.start;
-  f.info.mod = p::modulation(x.fields.mod_field);
+  f.info.mod = p::modulation_of_mode(x.fields.mod_field);
+  f.info.mcs = p::mcs_of_mode(x.fields.mod_field);
   f.info.nd = x.fields.nd;
   f.info.seq = x.fields.seq;
   f.info.cfo_Hz = x.sync.cfo_cps * cfg_.sample_rate_sps;
@@ -158,6 +160,14 @@ bool frame_walk::take(const detection&, const located_candidate& c)
   case located_candidate::kind::frame: pos_ = c.resume; return true;
   }
   return false;
+}
+
+uint64_t payload_bytes_of(const frame_result& f)
+{
+  if (f.mcs == p::NO_MCS) {
+    return uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
+  }
+  return f.truncated ? 0 : fec::geometry(f.mcs, f.nd).info_bytes;
 }
 
 uint64_t frames_to_reserve(uint64_t seen, uint64_t searched, uint64_t total)

@@ -55,6 +55,7 @@ struct located_candidate {
   locate_status status; ///< what the other fields mean
   profile::header_status header; ///< ok, or why the header was rejected
   profile::modulation mod;       ///< ok only
+  uint8_t mode;         ///< the header's mode field h[0..3] (ok only; profile 2 §1)
   uint8_t seq;          ///< frame sequence number (ok; as parsed when rejected)
 };
 static_assert(std::is_trivially_copyable_v<located_candidate>);

@@ -595,7 +595,8 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
     o.bad_samples = sm.d.bad;
     o.nd = f.nd;
     o.seq = f.seq;
-    o.mod = hs == p::header_status::ok ? p::modulation(f.mod_field) : p::modulation::qpsk;
+    o.mod = hs == p::header_status::ok ? p::modulation_of_mode(f.mod_field) : p::modulation::qpsk;
+    o.mode = hs == p::header_status::ok ? f.mod_field : uint8_t(0);
     a.out[c] = o;
     sm.d.go_on = hs == p::header_status::ok;
     sm.d.status = o.status;

@@ -384,6 +384,10 @@ private:
         continue;
       }
       frame_result f = lc.frame->info;
+      if (f.mcs != p::NO_MCS) {
+        throw std::runtime_error("GPU backend: a coded frame (profile 2, MCS " + std::to_string(f.mcs) + ") at sample " +
+                                 std::to_string(f.start) + "; this build decodes coded frames with --backend cpu only");
+      }
       f.payload_offset = res.payload_bytes;
       f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
       res.payload_bytes += f.payload_bytes;
@@ -421,7 +425,7 @@ private:
     x.sync = {g.start, g.fft0, g.cfo_cps};
     x.snr_dB = g.snr_dB;
     x.header = g.header;
-    x.fields.mod_field = uint8_t(g.mod);
+    x.fields.mod_field = g.mode;
     x.fields.nd = g.nd;
     x.fields.seq = g.seq;
     x.bad_samples = g.bad_samples;

@@ -1,4 +1,5 @@
 #include <whd/baseband/generator.hpp>
+#include <whd/fec/coded_tx.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -81,6 +82,10 @@ frame_spec spec_of(const capture_config& cfg, uint64_t i)
   frame_spec f;
   f.mod = cfg.mods[i % cfg.mods.size()];
   f.nd = cfg.nds[i % cfg.nds.size()];
+  if (!cfg.mcs.empty() && cfg.mcs[i % cfg.mcs.size()] != p::NO_MCS) {
+    f.mcs = cfg.mcs[i % cfg.mcs.size()];
+    f.mod = fec::modulation_of_mcs(f.mcs);
+  }
   f.seq = static_cast<uint8_t>((cfg.first_seq + i) & 0xFFu);
   f.corrupt_header = std::find(cfg.corrupt_header_frames.begin(), cfg.corrupt_header_frames.end(), i) !=
                      cfg.corrupt_header_frames.end();
@@ -134,10 +139,11 @@ public:
     }
   }
 
-  /// The capture has ended (possibly cut): complete the truth of a frame cut off.
+  /// The capture has ended (possibly cut): complete the truth of a frame cut off
+  /// (a coded frame's went whole when it began).
   void finish()
   {
-    if (!in_frame_ || !truth_wanted_) {
+    if (!in_frame_ || !truth_wanted_ || spec_.mcs != p::NO_MCS) {
       return;
     }
     for (; m_ < p::FIRST_DATA_SYMBOL + static_cast<long long>(spec_.nd); ++m_) {
@@ -162,6 +168,17 @@ private:
     m_ = 0;
     sym_off_ = symbol_.size();
     bytes_.resize(static_cast<std::size_t>(p::bytes_per_symbol(spec_.mod)));
+    if (spec_.mcs != p::NO_MCS) {
+      // A coded frame: its information bytes drawn at once, its symbols' bytes the
+      // coded bits (profile 2 §2).
+      const fec::frame_geometry geo = fec::geometry(spec_.mcs, spec_.nd);
+      info_.resize(geo.info_bytes);
+      payload_.next(info_);
+      if (truth_wanted_) {
+        sink_.truth(info_);
+      }
+      coded_ = fec::encode_frame(geo, info_);
+    }
   }
 
   void end_frame()
@@ -180,7 +197,10 @@ private:
 
   void build_symbol()
   {
-    if (m_ >= p::FIRST_DATA_SYMBOL) {
+    if (m_ >= p::FIRST_DATA_SYMBOL && spec_.mcs != p::NO_MCS) {
+      const auto at = static_cast<std::size_t>(m_ - p::FIRST_DATA_SYMBOL) * bytes_.size();
+      std::copy_n(coded_.begin() + static_cast<std::ptrdiff_t>(at), bytes_.size(), bytes_.begin());
+    } else if (m_ >= p::FIRST_DATA_SYMBOL) {
       draw_payload();
     }
     modulator_.frame_symbol(spec_, m_, bytes_, symbol_);
@@ -203,6 +223,8 @@ private:
   std::array<cf32, p::SYMBOL_LEN> symbol_{};
   std::size_t sym_off_ = 0;
   std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> info_;  ///< a coded frame's information bytes
+  std::vector<uint8_t> coded_; ///< a coded frame's channel bytes, Nd x bytes per symbol
 };
 
 } // namespace
@@ -224,6 +246,11 @@ capture_plan plan_capture(const capture_config& cfg)
   for (auto m : cfg.mods) {
     if (m != p::modulation::qpsk && m != p::modulation::qam16) {
       throw std::invalid_argument("unknown modulation");
+    }
+  }
+  for (int m : cfg.mcs) {
+    if (m != p::NO_MCS && !fec::mcs_defined(m)) {
+      throw std::invalid_argument("MCS " + std::to_string(m) + " is not defined by profile 2 (0, 1, 2, 7)");
     }
   }
   for (auto i : cfg.corrupt_header_frames) {
@@ -254,6 +281,8 @@ capture_plan plan_capture(const capture_config& cfg)
     r.start = pos;
     r.nd = f.nd;
     r.mod = f.mod;
+    r.mcs = f.mcs;
+    r.payload_bytes = f.mcs != p::NO_MCS ? fec::geometry(f.mcs, f.nd).info_bytes : frame_payload_bytes(f);
     r.seq = f.seq;
     r.header_ok = !f.corrupt_header;
     all.push_back(r);
@@ -279,7 +308,7 @@ capture_plan plan_capture(const capture_config& cfg)
     if (r.start + header_end <= plan.nof_samples) {
       r.samples_present = std::min(frame_samples(r.nd), plan.nof_samples - r.start);
       if (r.header_ok) {
-        plan.truth_bytes += static_cast<uint64_t>(r.nd) * static_cast<uint64_t>(p::bytes_per_symbol(r.mod));
+        plan.truth_bytes += r.payload_bytes;
       }
       plan.frames.push_back(r);
     } else {

@@ -152,12 +152,16 @@ public:
     j["mod"] = profile::to_string(rec.mod);
     j["seq"] = rec.seq;
     j["header_ok"] = rec.header_ok;
+    if (rec.mcs != profile::NO_MCS) {
+      j["mcs"] = rec.mcs;
+      j["payload_bytes"] = rec.payload_bytes;
+    }
     frames_ << (nof_frames_++ == 0 ? "\n " : ",\n ") << j.dump();
     if (sigmf_) {
       transport::annotation a;
       a.sample_start = rec.start;
       a.sample_count = rec.samples_present;
-      a.label = profile::to_string(rec.mod);
+      a.label = std::string(profile::to_string(rec.mod)) + (rec.mcs != profile::NO_MCS ? "-mcs" + std::to_string(rec.mcs) : "");
       a.comment = "seq " + std::to_string(rec.seq) + ", nd " + std::to_string(rec.nd) +
                   (rec.header_ok ? ", header ok" : ", header corrupted (CRC fails)") +
                   (rec.samples_present < frame_samples(rec.nd) ? ", cut off" : "") + snr_text_;

@@ -42,7 +42,7 @@ void set_pilots(long long m, std::span<cf32> X)
 
 std::array<uint8_t, p::HEADER_BITS> transmitted_header_bits(const frame_spec& f)
 {
-  auto h = p::header_bits({static_cast<uint8_t>(f.mod), f.nd, f.seq});
+  auto h = p::header_bits({f.mcs != p::NO_MCS ? p::mode_of_mcs(f.mcs) : static_cast<uint8_t>(f.mod), f.nd, f.seq});
   if (f.corrupt_header) {
     for (int i = p::HEADER_BITS - 16; i < p::HEADER_BITS; ++i) {
       h[static_cast<std::size_t>(i)] ^= 1u;

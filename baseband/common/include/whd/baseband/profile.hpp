@@ -12,8 +12,9 @@
 
 namespace whd::profile {
 
-/// Profile version written in reports (§9 "profile").
-inline constexpr int VERSION = 1;
+/// Profile version written in reports (§9 "profile"): 2, coded frames
+/// (shared/spec/hrp-profile-v2.md); a profile-1 frame is a valid profile-2 frame.
+inline constexpr int VERSION = 2;
 
 // ---------------------------------------------------------------- §1 numerology
 
@@ -237,7 +238,7 @@ static_assert(detail::crc_check() == 0x29B1, "CRC-16/CCITT-FALSE check value");
 
 /// Header fields (§4).
 struct header_fields {
-  uint8_t mod_field = 0; ///< h[0..3]; 0 QPSK, 1 16-QAM, others reserved
+  uint8_t mod_field = 0; ///< h[0..3], the mode (profile 2 §1): 0 QPSK, 1 16-QAM, 2..4 and 9 coded, others reserved
   uint32_t nd = 0;       ///< h[4..23], data symbols
   uint8_t seq = 0;       ///< h[24..31]
 };
@@ -259,15 +260,34 @@ constexpr std::array<uint8_t, HEADER_BITS> header_bits(const header_fields& f)
   return h;
 }
 
-/// Why a header was rejected.
-enum class header_status : uint8_t { ok, crc, reserved_modulation, zero_nd };
+// ---------------------------------------------------------------- profile 2 §1 mode
+
+/// The coded modes' HRP MCS numbers; NO_MCS for the uncoded modes 0 and 1.
+inline constexpr int NO_MCS = -1;
+
+/// Whether the mode field h[0..3] names a defined mode: 0, 1 (uncoded), 2, 3, 4, 9 (coded).
+constexpr bool mode_defined(unsigned field) { return field <= 4 || field == 9; }
+/// The MCS of a defined mode (mode = MCS + 2), NO_MCS for the uncoded modes.
+constexpr int mcs_of_mode(unsigned field) { return field >= 2 ? int(field) - 2 : NO_MCS; }
+/// The mode field of an MCS (0, 1, 2, 7).
+constexpr uint8_t mode_of_mcs(int mcs) { return uint8_t(mcs + 2); }
+/// The constellation of a defined mode: 16-QAM for modes 1, 4 (MCS 2) and 9 (MCS 7).
+constexpr modulation modulation_of_mode(unsigned field)
+{
+  return field == 1 || field == 4 || field == 9 ? modulation::qam16 : modulation::qpsk;
+}
+static_assert(mode_defined(9) && !mode_defined(5) && !mode_defined(8) && !mode_defined(10));
+static_assert(mcs_of_mode(4) == 2 && mode_of_mcs(7) == 9 && modulation_of_mode(mode_of_mcs(7)) == modulation::qam16);
+
+/// Why a header was rejected: its CRC, a reserved mode (profile 2 §1), or Nd = 0.
+enum class header_status : uint8_t { ok, crc, reserved_mode, zero_nd };
 
 constexpr const char* to_string(header_status s)
 {
   switch (s) {
   case header_status::ok: return "ok";
   case header_status::crc: return "crc";
-  case header_status::reserved_modulation: return "modulation";
+  case header_status::reserved_mode: return "mode";
   case header_status::zero_nd: return "nd";
   }
   return "?";
@@ -292,8 +312,8 @@ constexpr header_status parse_header(const std::array<uint8_t, HEADER_BITS>& h, 
   if (crc16_ccitt_false(bytes, 4) != rx_crc) {
     return header_status::crc;
   }
-  if (out.mod_field > 1) {
-    return header_status::reserved_modulation;
+  if (!mode_defined(out.mod_field)) {
+    return header_status::reserved_mode;
   }
   if (out.nd == 0) {
     return header_status::zero_nd;

@@ -34,7 +34,8 @@ struct timing_description {
   std::string region;         ///< "end-to-end" or "pipeline"
   double seconds = 0.0;       ///< wall time of the region
   uint64_t data_symbols = 0;
-  uint64_t payload_bits = 0;
+  uint64_t payload_bits = 0;  ///< channel bits of the data symbols decoded (raw_gbps; a coded frame's coded bits)
+  uint64_t info_bits = 0;     ///< payload bits written (info_gbps: per second of air, profile 2 §3)
 };
 
 /// Bit errors of a decoded payload against a truth payload.

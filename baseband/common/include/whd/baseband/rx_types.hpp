@@ -72,6 +72,8 @@ struct symbol_run {
 struct frame_result {
   uint64_t start = 0;            ///< first preamble sample (guard included), as located
   profile::modulation mod = profile::modulation::qpsk;
+  /// Profile 2: the coded frame's MCS (0, 1, 2, 7), profile::NO_MCS for an uncoded frame.
+  int mcs = profile::NO_MCS;
   uint32_t nd = 0;               ///< data symbols announced by the header
   uint8_t seq = 0;               ///< frame sequence number
   uint32_t symbols = 0;          ///< whole data symbols decoded (< nd when truncated)
@@ -79,7 +81,13 @@ struct frame_result {
   double cfo_Hz = 0.0;           ///< carrier frequency offset estimate
   double snr_dB = 0.0;           ///< preamble SNR, signal over whole-band noise (as whd-tx states SNR)
   uint64_t payload_offset = 0;   ///< first byte of this frame in the payload file
-  uint64_t payload_bytes = 0;    ///< bytes written for this frame
+  /// Bytes written for this frame: its whole symbols' bits (uncoded), its L
+  /// information bytes (coded; 0 when truncated, profile 2 §3).
+  uint64_t payload_bytes = 0;
+  /// Coded frames: the bytes Reed-Solomon corrected, and the codewords it could not
+  /// correct (written as received, profile 2 §3).
+  uint32_t rs_corrected = 0;
+  uint32_t rs_failed = 0;
   /// Non-finite samples (NaN or Inf in I or Q) in the FFT windows the frame was
   /// decoded from (preamble, header, data symbols decoded): each was taken as 0.
   /// Non-zero marks a frame whose bits may be wrong where they lie.

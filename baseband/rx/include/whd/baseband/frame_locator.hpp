@@ -149,6 +149,10 @@ private:
 /// twice over on the walking thread.
 uint64_t frames_to_reserve(uint64_t seen, uint64_t searched, uint64_t total);
 
+/// Payload bytes a frame writes: its whole symbols' bits when uncoded (§4), its L
+/// information bytes when coded, none when a coded frame is truncated (profile 2 §3).
+uint64_t payload_bytes_of(const frame_result& f);
+
 /// Reserves frames_to_reserve(frames.size(), searched, total) when that is more than
 /// `frames` holds. A hint: memory refused leaves the list growing as it would.
 void reserve_frames(std::vector<frame_result>& frames, uint64_t searched, uint64_t total);

@@ -29,6 +29,9 @@ namespace whd::baseband {
 struct capture_config {
   std::vector<profile::modulation> mods{profile::modulation::qpsk}; ///< frame i uses mods[i % size]
   std::vector<uint32_t> nds{8};          ///< frame i has nds[i % size] data symbols (1 .. MAX_ND)
+  /// Profile 2: frame i is coded at mcs[i % size] (0, 1, 2, 7; its constellation then
+  /// replaces mods), or uncoded where that is profile::NO_MCS; empty: all uncoded.
+  std::vector<int> mcs;
   uint64_t nof_frames = 2;               ///< frames transmitted (0: no frame, e.g. noise only)
   uint64_t lead_samples = 1000;          ///< samples before the first frame
   uint64_t gap_samples = 777;            ///< samples between frames
@@ -48,6 +51,8 @@ struct frame_record {
   uint64_t start = 0;   ///< first sample of its first preamble symbol, guard included, before the channel delay
   uint32_t nd = 0;      ///< data symbols (as sent, also when cut off)
   profile::modulation mod = profile::modulation::qpsk;
+  int mcs = profile::NO_MCS; ///< coded frames' MCS
+  uint64_t payload_bytes = 0; ///< bytes of the frame in the truth: Nd x bytes per symbol, or L when coded
   uint8_t seq = 0;
   bool header_ok = true; ///< false: sent with a corrupted header (its payload is not in the truth)
   uint64_t samples_present = 0; ///< samples of the frame inside the capture (< frame_samples(nd) when cut off)
@@ -82,7 +87,8 @@ public:
   /// A listed frame begins (called in transmit order, before its payload).
   virtual void frame(const frame_record& rec) = 0;
   /// Payload bytes of the current frame when its header is intact, in order (the
-  /// whole payload, also of a frame cut off at the end of the capture).
+  /// whole payload, also of a frame cut off at the end of the capture; a coded
+  /// frame's L information bytes).
   virtual void truth(std::span<const uint8_t> bytes) = 0;
   /// Everything has been delivered.
   virtual void end() = 0;

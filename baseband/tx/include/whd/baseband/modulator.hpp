@@ -22,6 +22,9 @@ struct frame_spec {
   uint32_t nd = 1;                                     ///< data symbols, 1 .. profile::MAX_ND
   uint8_t seq = 0;                                     ///< frame sequence number
   bool corrupt_header = false; ///< send the CRC field inverted, so that the header check fails
+  /// Profile 2: the MCS of a coded frame (0, 1, 2, 7; `mod` must be its
+  /// constellation), profile::NO_MCS for an uncoded frame.
+  int mcs = profile::NO_MCS;
 };
 
 /// Samples of a frame of `nd` data symbols on air, guards included: (3 + nd) * SYMBOL_LEN.
@@ -30,7 +33,8 @@ constexpr uint64_t frame_samples(uint32_t nd)
   return (static_cast<uint64_t>(profile::FIRST_DATA_SYMBOL) + nd) * profile::SYMBOL_LEN;
 }
 
-/// Payload bytes a frame carries: nd * bytes_per_symbol(mod) (§4 "Payloads are whole symbols").
+/// Channel bytes a frame's data symbols carry: nd * bytes_per_symbol(mod) (§4
+/// "Payloads are whole symbols"); a coded frame's are its coded bits.
 constexpr uint64_t frame_payload_bytes(const frame_spec& f)
 {
   return static_cast<uint64_t>(f.nd) * static_cast<uint64_t>(profile::bytes_per_symbol(f.mod));
