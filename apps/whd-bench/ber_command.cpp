@@ -5,6 +5,8 @@
 #include "bench_output.hpp"
 
 #include <whd/rx_bench/ber_bench.hpp>
+#include <whd/rx_bench/coded_ber_bench.hpp>
+#include <whd/fec/coded_frame.hpp>
 
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
@@ -66,7 +68,10 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
 {
   namespace po = boost::program_options;
   rx_bench::ber_bench_config c;
+  rx_bench::coded_ber_config cc;
   std::string mods = "qpsk,qam16", qpsk = "3:10:1", qam16 = "7:14:1", links = "f32", json, markdown;
+  std::string mcs, channels = "1,4", info_bits = "100000000";
+  std::map<int, std::string> coded_grid;
   po::options_description desc(
       "whd-bench ber [options]\n\n"
       "Bit error rate against Eb/N0 on an AWGN channel (one tap, random carrier phase) through the\n"
@@ -77,7 +82,13 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
       "every point.\n"
       "Eb/N0 -> generator SNR: SNR_dB = Eb/N0_dB + 10 log10(bits per\n"
       "tone) - 10 log10(512/352) (see ber_bench.hpp). There are no timing repeats: each point's\n"
-      "statistics come from its error count.\n\nOptions");
+      "statistics come from its error count.\n\n"
+      "With --mcs: coded frames (profile 2). For each MCS and channel (AWGN, and multipath of\n"
+      "--channels taps), decoded BER and FER against Eb/N0 per information bit: the whole CPU\n"
+      "receiver (and the GPU's where a GPU is present), a genie (known channel, float LLRs,\n"
+      "full-length float Viterbi + RS), the project's tiled int8 decoder on the genie's LLRs,\n"
+      "hard decisions through it, and uncoded theory; the Eb/N0 each needs at BER 1e-4 and\n"
+      "1e-5, its distance from the genie and its coding gain over uncoded QPSK.\n\nOptions");
   desc.add_options()("help,h", "show this help")
     ("mods", po::value(&mods)->default_value(mods), "modulations: qpsk, qam16 or both, comma-separated")
     ("ebn0-qpsk", po::value(&qpsk)->default_value(qpsk), "QPSK Eb/N0 points [dB]: a:b:step or a,b,c")
@@ -93,7 +104,14 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
      "f32 windows, so half and int8 rows repeat the f32 row (kept for scripts)")
     ("no-llr", "skip the soft output's calibration (LLRs of the CPU and the GPU's f32 link against the truth)")
     ("no-cpu", "skip the CPU backend")
-    ("no-gpu", "skip the GPU backend even when a GPU is present");
+    ("no-gpu", "skip the GPU backend even when a GPU is present")
+    ("mcs", po::value(&mcs), "coded frames instead: the MCS to measure, comma-separated (0,1,2,7)")
+    ("channels", po::value(&channels)->default_value(channels), "with --mcs: channels by their taps, comma-separated (1: AWGN)")
+    ("info-bits", po::value(&info_bits)->default_value(info_bits), "with --mcs: information bits every row of a point holds at least")
+    ("ebn0-mcs0", po::value(&coded_grid[0]), "with --mcs: MCS 0's Eb/N0 points [dB] (a:b:step or a,b,c)")
+    ("ebn0-mcs1", po::value(&coded_grid[1]), "with --mcs: MCS 1's Eb/N0 points [dB]")
+    ("ebn0-mcs2", po::value(&coded_grid[2]), "with --mcs: MCS 2's Eb/N0 points [dB]")
+    ("ebn0-mcs7", po::value(&coded_grid[7]), "with --mcs: MCS 7's Eb/N0 points [dB]");
   add_output_options(desc, json, markdown);
   if (const auto done = parse_subcommand("ber", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map& vm) {
     c.cpu = vm.count("no-cpu") == 0;
@@ -119,8 +137,48 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     if (!c.cpu && !c.gpu) {
       throw std::invalid_argument("--no-cpu and --no-gpu together leave nothing to measure");
     }
+    if (!mcs.empty()) {
+      cc.mcs.clear();
+      std::stringstream in(mcs);
+      for (std::string m; std::getline(in, m, ',');) {
+        const auto v = fec::parse_mcs(m);
+        if (!v) {
+          throw std::invalid_argument("--mcs: '" + m + "' is not 0, 1, 2 or 7");
+        }
+        cc.mcs.push_back(*v);
+      }
+      cc.taps.clear();
+      std::stringstream tin(channels);
+      for (std::string t; std::getline(tin, t, ',');) {
+        const double v = parse_grid(t, "--channels").front();
+        if (v < 1 || v > profile::G || v != std::floor(v)) {
+          throw std::invalid_argument("--channels: '" + t + "' is not a number of taps 1.." + std::to_string(profile::G));
+        }
+        cc.taps.push_back(int(v));
+      }
+      const double bits = parse_grid(info_bits, "--info-bits").front();
+      if (!(bits >= 1.0) || bits > 1e12) {
+        throw std::invalid_argument("--info-bits must be 1 .. 1e12");
+      }
+      cc.min_info_bits = uint64_t(bits);
+      for (const auto& [m, g] : coded_grid) {
+        if (!g.empty()) {
+          cc.ebn0_dB[m] = parse_grid(g, "--ebn0-mcs" + std::to_string(m));
+        }
+      }
+      cc.nd = c.nd;
+      cc.frames_per_chunk = c.frames_per_chunk;
+      cc.seed = c.seed;
+      cc.cpu_threads = c.cpu_threads;
+      cc.rx_cpu = c.cpu;
+      cc.rx_gpu = c.gpu;
+    }
   })) {
     return *done;
+  }
+  if (!mcs.empty()) {
+    return run_and_report(cc, command, [](const auto& cfg, const auto& progress) { return rx_bench::run_coded_ber_bench(cfg, progress); },
+                          json, markdown);
   }
   return run_and_report(c, command, [](const auto& cfg, const auto& progress) { return rx_bench::run_ber_bench(cfg, progress); }, json,
                         markdown);

@@ -108,7 +108,7 @@ void expect_windows(const std::vector<bb::detection>& got, const std::vector<std
 TEST(search_pass, windows_are_the_definitions_over_runs_across_blocks_wherever_the_search_starts)
 {
   const auto samples = capture_with_runs();
-  const scanned s = scan_all(samples, 0.4f);
+  const scanned s = scan_all(samples, bb::rx_config{}.detect_threshold);
   const uint64_t npos = s.cross.size();
   const auto all = defined_windows(s, 0, npos);
   // The runs give windows along them, not only at their edges.

@@ -214,3 +214,27 @@ TEST(coded_rx, many_frames_at_once_equal_each_frame_alone)
 
 } // namespace
 } // namespace whd::fec
+
+namespace whd::fec {
+namespace {
+
+TEST(coded_rx, the_float_reference_decodes_what_the_tiles_decode_on_clean_and_noisy_frames)
+{
+  // A full-length float Viterbi is not the definition, but on the same soft values
+  // it must decode a clean frame exactly, and a lightly noisy one to the same bytes.
+  std::mt19937 rng(21);
+  for (int mcs : MCS_LIST) {
+    const frame_geometry g = geometry(mcs, 40);
+    const auto info = random_info(g, rng);
+    const auto soft8 = soft_of(encode_frame(g, info), g.coded_bits(), 20, 0.01, 5, rng);
+    std::vector<float> soft(soft8.begin(), soft8.end());
+    std::vector<uint8_t> a(g.info_bytes), b(g.info_bytes);
+    decode_frame(g, soft8, a);
+    decode_frame_float(g, soft, b);
+    EXPECT_EQ(a, info) << "MCS " << mcs;
+    EXPECT_EQ(b, info) << "MCS " << mcs;
+  }
+}
+
+} // namespace
+} // namespace whd::fec

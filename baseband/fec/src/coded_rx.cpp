@@ -8,7 +8,10 @@
 
 namespace whd::fec {
 
-void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const int8_t> soft, std::span<int8_t> streams)
+namespace {
+
+template <typename T>
+void demultiplex(const frame_geometry& g, uint64_t first, std::span<const T> soft, std::span<T> streams)
 {
   const auto n = uint64_t(g.ncbps);
   const uint64_t count = soft.size() / n;
@@ -18,16 +21,54 @@ void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<cons
   const auto per = uint64_t(g.per_symbol_per_encoder());
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t m = first + i;
-    const int8_t* s = soft.data() + i * n;
+    const T* s = soft.data() + i * n;
     uint64_t pn = (m * n) % profile::PN_PERIOD;
     for (int t = 0; t < g.ncbps; ++t) {
       const int k = deinterleaved_index(t, g.ncbps);
       // A whitened 1 flips the bit: its LLR changes sign (-127 .. 127 stays in range).
-      const int8_t v = profile::PN[pn] ? int8_t(-s[t]) : s[t];
+      const T v = profile::PN[pn] ? T(-s[t]) : s[t];
       streams[uint64_t(k % NOF_ENCODERS) * g.ce + m * per + uint64_t(k / NOF_ENCODERS)] = v;
       pn = pn + 1 == profile::PN_PERIOD ? 0 : pn + 1;
     }
   }
+}
+
+} // namespace
+
+void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const int8_t> soft, std::span<int8_t> streams)
+{
+  demultiplex(g, first, soft, streams);
+}
+
+void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const float> soft, std::span<float> streams)
+{
+  demultiplex(g, first, soft, streams);
+}
+
+std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const float> c)
+{
+  std::vector<float> out(3 * g.nin, 0.0f);
+  const puncture_pattern& p = g.punct;
+  for (uint64_t per = 0; per < g.periods; ++per) {
+    for (int i = 0; i < p.pout; ++i) {
+      out[3 * (per * uint64_t(p.pin) + p.input[std::size_t(i)]) + p.which[std::size_t(i)]] = c[per * uint64_t(p.pout) + uint64_t(i)];
+    }
+  }
+  return out;
+}
+
+rs_stats correct_codeword(const frame_geometry& g, const uint8_t* decoded, uint64_t word, std::span<uint8_t> info)
+{
+  const uint64_t k = g.message_bytes(word);
+  const uint64_t at = word * (RS_K + RS_PARITY); // first RS stream byte of the codeword
+  std::array<uint8_t, RS_N> w{};
+  for (uint64_t b = 0; b < k + RS_PARITY; ++b) {
+    const uint64_t i = at + b;
+    w[b] = decoded[(i % NOF_ENCODERS) * g.q + i / NOF_ENCODERS];
+  }
+  const int fixed = rs_decode(std::span<uint8_t>(w.data(), k + RS_PARITY));
+  std::copy_n(w.begin(), k, info.begin() + std::ptrdiff_t(word * RS_K));
+  return fixed < 0 ? rs_stats{0, 1} : rs_stats{uint32_t(fixed), 0};
 }
 
 void depuncture_tile(const frame_geometry& g, std::span<const int8_t> c, uint64_t tile, int8_t* out)
@@ -113,19 +154,7 @@ void coded_decoder::decode(std::span<coded_job> jobs, const parallel_for& pf)
   std::vector<rs_stats> per_word(words_at_.back());
   run(std::size_t(words_at_.back()), [&](std::size_t w) {
     const std::size_t j = std::size_t(std::upper_bound(words_at_.begin(), words_at_.end(), w) - words_at_.begin()) - 1;
-    const coded_job& job = jobs[j];
-    const uint64_t c = w - words_at_[j];
-    const uint64_t k = job.g.message_bytes(c);
-    const uint64_t at = c * (RS_K + RS_PARITY); // first RS stream byte of the codeword
-    const uint8_t* dec = decoded_.data() + decoded_at_[j];
-    std::array<uint8_t, RS_N> word{};
-    for (uint64_t b = 0; b < k + RS_PARITY; ++b) {
-      const uint64_t i = at + b;
-      word[b] = dec[(i % NOF_ENCODERS) * job.g.q + i / NOF_ENCODERS];
-    }
-    const int fixed = rs_decode(std::span<uint8_t>(word.data(), k + RS_PARITY));
-    per_word[w] = fixed < 0 ? rs_stats{0, 1} : rs_stats{uint32_t(fixed), 0};
-    std::copy_n(word.begin(), k, job.info.begin() + std::ptrdiff_t(c * RS_K));
+    per_word[w] = correct_codeword(jobs[j].g, decoded_.data() + decoded_at_[j], w - words_at_[j], jobs[j].info);
   });
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     jobs[j].rs = {};
@@ -147,6 +176,60 @@ rs_stats decode_frame(const frame_geometry& g, std::span<const int8_t> soft, std
   coded_job job{g, streams, info, {}};
   d.decode(std::span<coded_job>(&job, 1));
   return job.rs;
+}
+
+} // namespace whd::fec
+
+namespace whd::fec {
+
+rs_stats decode_frame_float(const frame_geometry& g, std::span<const float> soft, std::span<uint8_t> info)
+{
+  if (soft.size() != g.coded_bits() || info.size() != g.info_bytes) {
+    throw std::invalid_argument("decode_frame_float: sizes do not match the frame");
+  }
+  std::vector<float> streams(NOF_ENCODERS * g.ce, 0.0f);
+  demultiplex_symbols(g, 0, soft, streams);
+  std::vector<uint8_t> decoded(NOF_ENCODERS * g.q, 0);
+  std::vector<uint64_t> dec(g.nin);
+  for (int e = 0; e < NOF_ENCODERS; ++e) {
+    const std::vector<float> l = depuncture_stream(g, std::span<const float>(streams).subspan(uint64_t(e) * g.ce, g.ce));
+    std::array<float, NOF_STATES> m{}, nm{};
+    m.fill(-1e30f);
+    m[0] = 0.0f;
+    for (uint64_t n = 0; n < g.nin; ++n) {
+      uint64_t d = 0;
+      for (unsigned j = 0; j < NOF_STATES / 2; ++j) {
+        const unsigned c = output_code(2 * j);
+        const float mm = ((c & 4u) ? -l[3 * n] : l[3 * n]) + ((c & 2u) ? -l[3 * n + 1] : l[3 * n + 1]) +
+                         ((c & 1u) ? -l[3 * n + 2] : l[3 * n + 2]);
+        const float a = m[2 * j] + mm, b = m[2 * j + 1] - mm, c0 = m[2 * j] - mm, c1 = m[2 * j + 1] + mm;
+        nm[j] = b > a ? b : a;
+        nm[j + 32] = c1 > c0 ? c1 : c0;
+        d |= (uint64_t(b > a) << j) | (uint64_t(c1 > c0) << (j + 32));
+      }
+      dec[n] = d;
+      const float top = *std::max_element(nm.begin(), nm.end());
+      for (unsigned s = 0; s < NOF_STATES; ++s) {
+        m[s] = nm[s] - top; // keeps the floats near 0 over a long stream
+      }
+    }
+    unsigned state = 0; // the tail ends every stream in state 0
+    uint8_t* out = decoded.data() + uint64_t(e) * g.q;
+    for (uint64_t n = g.nin; n-- > 0;) {
+      if (n < 8 * g.q) {
+        const auto mask = uint8_t(0x80u >> (n & 7));
+        out[n >> 3] = (state >> 5) ? uint8_t(out[n >> 3] | mask) : uint8_t(out[n >> 3] & ~mask);
+      }
+      state = ((state & 31u) << 1) | unsigned((dec[n] >> state) & 1u);
+    }
+  }
+  rs_stats total;
+  for (uint64_t w = 0; w < g.codewords; ++w) {
+    const rs_stats r = correct_codeword(g, decoded.data(), w, info);
+    total.corrected += r.corrected;
+    total.failed += r.failed;
+  }
+  return total;
 }
 
 } // namespace whd::fec

@@ -27,6 +27,17 @@ struct rs_stats {
 /// its punctured order (c_e). Symbols may come in any order and from any thread.
 void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const int8_t> soft,
                          std::span<int8_t> streams);
+/// The same for float soft values (references and benchmarks).
+void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const float> soft, std::span<float> streams);
+
+/// Encoder stream `c` (Ce float soft values) depunctured whole: 3 nin values.
+std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const float> c);
+
+/// Un-parsing (§2.3) and RS decoding (§2.2) of one codeword: RS stream bytes of
+/// codeword `word` gathered from the encoders' decoded bytes (`decoded`: 8 Q bytes,
+/// encoder e's Q at e Q), corrected, its k message bytes to info[word 216 ..].
+/// @return what RS did to it: {bytes corrected, 0} or {0, 1} when it could not
+rs_stats correct_codeword(const frame_geometry& g, const uint8_t* decoded, uint64_t word, std::span<uint8_t> info);
 
 /// Tile `tile` of encoder stream `c` (Ce values) depunctured (§2.4; erasures and the
 /// coded pad 0): 3 values per trellis step of the tile's run, into `out`
@@ -63,5 +74,10 @@ private:
 /// @param soft [in] g.coded_bits() soft values, order t, symbol after symbol
 /// @param info [out] g.info_bytes bytes
 rs_stats decode_frame(const frame_geometry& g, std::span<const int8_t> soft, std::span<uint8_t> info);
+
+/// A reference outside the definition: a whole frame decoded from float soft values by
+/// a full-length floating-point Viterbi per encoder (no tiles, start and end in state
+/// 0, float metrics), then RS. What the tiled integer decoder costs is measured against it.
+rs_stats decode_frame_float(const frame_geometry& g, std::span<const float> soft, std::span<uint8_t> info);
 
 } // namespace whd::fec
