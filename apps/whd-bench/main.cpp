@@ -21,7 +21,8 @@ constexpr subcommand SUBCOMMANDS[] = {
     {"fft", "512-point FFT: ours vs cuFFT, copy ceiling, --tune", whd::bench_app::run_fft},
     {"pipeline", "GPU chain regions (device, pinned host, file) vs a cuFFT chain", whd::bench_app::run_pipeline},
     {"cpu", "CPU backend (all threads, one) vs the plain liquid-dsp chain", whd::bench_app::run_cpu},
-    {"ber", "BER vs Eb/N0 (AWGN) per backend and link packing, against theory", whd::bench_app::run_ber},
+    {"ber", "BER vs Eb/N0 (AWGN) per backend and link packing, against theory; coded frames with --mcs", whd::bench_app::run_ber},
+    {"viterbi", "the CPU soft Viterbi of coded frames against libfec's viterbi27, per core", whd::bench_app::run_viterbi},
     {"compare", "one capture through every backend and link: bits agree, speed-ups", whd::bench_app::run_compare},
     {"traffic", "traffic shapes through the whole whd-rx process per backend, GPU = CPU", whd::bench_app::run_traffic},
 };

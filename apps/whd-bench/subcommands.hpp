@@ -34,5 +34,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
 
 /// `whd-bench traffic ...`: the traffic shapes through the whole whd-rx process per backend.
 int run_traffic(const std::vector<std::string>& args, const std::string& command);
+/// `whd-bench viterbi ...`: the CPU soft Viterbi against libfec's viterbi27, per core.
+int run_viterbi(const std::vector<std::string>& args, const std::string& command);
 
 } // namespace whd::bench_app

@@ -125,10 +125,12 @@ __attribute__((target("avx2"))) void decode_batch_avx2(const tile_job* jobs, int
   }
   x.dec.resize(steps * (NOF_STATES / 2));
 
-  alignas(32) __m256i m[NOF_STATES];
-  alignas(32) __m256i nm[NOF_STATES];
-  for (auto& v : m) {
-    v = _mm256_setzero_si256();
+  // Two metric buffers, the step's old and new, swapped each step.
+  alignas(32) __m256i buf[2][NOF_STATES];
+  __m256i* m = buf[0];
+  __m256i* nm = buf[1];
+  for (int st = 0; st < NOF_STATES; ++st) {
+    m[st] = _mm256_setzero_si256();
   }
   std::size_t next_start = 0; // lanes sorted by their start, for the resets
   std::array<int, LANES> order{};
@@ -187,29 +189,89 @@ __attribute__((target("avx2"))) void decode_batch_avx2(const tile_job* jobs, int
     if ((s & 7) == 7) {
       const __m256i base = nm[0];
       for (int st = 0; st < NOF_STATES; ++st) {
-        m[st] = _mm256_sub_epi16(nm[st], base);
+        nm[st] = _mm256_sub_epi16(nm[st], base);
       }
-    } else {
-      std::memcpy(static_cast<void*>(m), static_cast<const void*>(nm), sizeof(m));
     }
+    std::swap(m, nm);
   }
   alignas(32) int16_t last[NOF_STATES][LANES];
   for (int st = 0; st < NOF_STATES; ++st) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(last[st]), m[st]);
   }
+  // The lanes traced back side by side: sixteen independent chains of loads.
+  std::array<unsigned, LANES> state{}, acc{};
+  std::array<uint64_t, LANES> stop{}, end{};
+  uint64_t lowest = steps;
   for (int l = 0; l < count; ++l) {
     const tile_span& ts = t[std::size_t(l)];
-    unsigned state = 0;
+    unsigned st0 = 0;
     if (ts.run_end != jobs[l].nin) {
       for (unsigned st = 1; st < NOF_STATES; ++st) {
-        state = last[st][l] > last[state][l] ? st : state;
+        st0 = last[st][l] > last[st0][l] ? st : st0;
       }
     }
-    const uint64_t off = offset[std::size_t(l)];
-    const uint32_t* dec = x.dec.data();
-    trace_back(jobs[l], ts, state, [&](uint64_t step, unsigned st) {
-      return unsigned(dec[(off + step) * (NOF_STATES / 2) + (st & 31u)] >> dec_bit(l, st)) & 1u;
-    });
+    state[std::size_t(l)] = st0;
+    // Batch step of output bit n: offset + n - run_first.
+    stop[std::size_t(l)] = offset[std::size_t(l)] + (ts.out_first - ts.run_first);
+    end[std::size_t(l)] = offset[std::size_t(l)] + (std::min(ts.out_end, jobs[l].nof_bits) - ts.run_first);
+    lowest = std::min(lowest, stop[std::size_t(l)]);
+  }
+  const uint32_t* dec = x.dec.data();
+  std::array<unsigned, LANES> lane_bit{};
+  for (int l = 0; l < LANES; ++l) {
+    lane_bit[std::size_t(l)] = dec_bit(l, 0);
+  }
+  // One step back for lane l: its state's decision (bit lane_bit + 8 for states >= 32).
+  const auto back = [&](const uint32_t* row, std::size_t l) {
+    const unsigned st = state[l];
+    state[l] = ((st & 31u) << 1) | ((row[st & 31u] >> (lane_bit[l] + ((st >> 2) & 8u))) & 1u);
+  };
+  bool aligned = true; // every lane outputs the same steps (tiles inside their streams)
+  for (int l = 1; l < count; ++l) {
+    aligned = aligned && stop[std::size_t(l)] == stop[0] && end[std::size_t(l)] == end[0];
+  }
+  if (aligned && (end[0] - stop[0]) % 8 == 0) {
+    for (uint64_t s = steps; s-- > end[0];) {
+      const uint32_t* row = dec + s * (NOF_STATES / 2);
+      for (std::size_t l = 0; l < std::size_t(count); ++l) {
+        back(row, l);
+      }
+    }
+    // A byte of every lane at a time: bits n .. n - 7 from batch steps s .. s - 7.
+    for (uint64_t s = end[0]; s > stop[0]; s -= 8) {
+      const uint64_t n0 = s - 8 - stop[0] + t[0].out_first; // the byte's first bit
+      for (int k = 7; k >= 0; --k) {
+        const uint32_t* row = dec + (s - 8 + uint64_t(k)) * (NOF_STATES / 2);
+        for (std::size_t l = 0; l < std::size_t(count); ++l) {
+          acc[l] |= (state[l] >> 5) << (7 - k);
+          back(row, l);
+        }
+      }
+      for (std::size_t l = 0; l < std::size_t(count); ++l) {
+        jobs[l].bits[(n0 + t[l].out_first - t[0].out_first) >> 3] = uint8_t(acc[l]);
+        acc[l] = 0;
+      }
+    }
+    return;
+  }
+  for (uint64_t s = steps; s-- > lowest;) {
+    const uint32_t* row = dec + s * (NOF_STATES / 2);
+    for (int l = 0; l < count; ++l) {
+      const auto li = std::size_t(l);
+      if (s < stop[li]) {
+        continue;
+      }
+      if (s < end[li]) {
+        // Output bits end and start on byte boundaries (TILE and 8 Q are multiples of 8).
+        const uint64_t n = s - stop[li] + t[li].out_first;
+        acc[li] |= (state[li] >> 5) << (7 - (n & 7));
+        if ((n & 7) == 0) {
+          jobs[l].bits[n >> 3] = uint8_t(acc[li]);
+          acc[li] = 0;
+        }
+      }
+      back(row, li);
+    }
   }
 }
 
