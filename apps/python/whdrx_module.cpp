@@ -468,7 +468,7 @@ std::vector<whd::profile::modulation> parse_mods(const std::vector<std::string>&
 /// whd-tx: generate a capture and write it with its sidecars (BASE.truth,
 /// BASE.frames.json). Returns what was written.
 py::dict write_capture(const std::string& base, const std::string& datatype, bool raw, const std::vector<std::string>& mods,
-                       const std::vector<uint32_t>& nds, uint64_t frames, const std::string& payload, uint64_t seed,
+                       const std::vector<int>& mcs, const std::vector<uint32_t>& nds, uint64_t frames, const std::string& payload, uint64_t seed,
                        std::optional<double> snr_db, double cfo_hz, int taps, double tap_decay_db, double gain,
                        std::optional<double> phase_rad, bool random_phase, uint64_t lead, uint64_t gap,
                        std::optional<uint64_t> tail, const std::vector<uint64_t>& corrupt_header, uint64_t cut,
@@ -476,6 +476,7 @@ py::dict write_capture(const std::string& base, const std::string& datatype, boo
 {
   bb::capture_config c;
   c.mods = parse_mods(mods);
+  c.mcs = mcs; // checked by the generator: 0, 1, 2, 7 or NO_MCS
   c.nds = nds;
   c.nof_frames = frames;
   c.payload_path = payload;
@@ -572,7 +573,7 @@ PYBIND11_MODULE(_whdrx, m)
   m.def("decode_buffer", &decode_buffer, py::arg("samples"), py::arg("datatype"), py::arg("display"), py::arg("backend"),
         py::arg("link"), py::arg("gpus"), py::arg("device"), py::arg("batch"), py::arg("threads"), py::arg("sample_rate"),
         py::arg("truth"), py::arg("output"), py::arg("llr"), py::arg("llr_scale"));
-  m.def("write_capture", &write_capture, py::arg("base"), py::arg("datatype"), py::arg("raw"), py::arg("mods"), py::arg("nds"),
+  m.def("write_capture", &write_capture, py::arg("base"), py::arg("datatype"), py::arg("raw"), py::arg("mods"), py::arg("mcs"), py::arg("nds"),
         py::arg("frames"), py::arg("payload"), py::arg("seed"), py::arg("snr_db"), py::arg("cfo_hz"), py::arg("taps"),
         py::arg("tap_decay_db"), py::arg("gain"), py::arg("phase_rad"), py::arg("random_phase"), py::arg("lead"),
         py::arg("gap"), py::arg("tail"), py::arg("corrupt_header"), py::arg("cut"), py::arg("first_seq"),

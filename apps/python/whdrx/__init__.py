@@ -69,8 +69,21 @@ class DecodeResult:
     @property
     def frames(self) -> list:
         """Accepted frames: dicts with the report's fields (start, mod, nd, seq, symbols,
-        truncated, cfo_hz, snr_db, payload_offset, payload_bytes, bad_samples, bad_symbols)."""
+        truncated, cfo_hz, snr_db, payload_offset, payload_bytes, bad_samples, bad_symbols;
+        coded frames also mcs, rs_corrected and rs_failed, their payload_bytes the L
+        information bytes)."""
         return self.report["frames"]
+
+    @property
+    def rs_failed(self) -> int:
+        """Reed-Solomon codewords that could not be corrected, over every coded frame
+        (written as received)."""
+        return sum(f.get("rs_failed", 0) for f in self.report["frames"])
+
+    @property
+    def info_gbps(self) -> Optional[float]:
+        """Information bits written per second of the frames' air time (report timing.info_gbps)."""
+        return self.report["timing"].get("info_gbps")
 
     @property
     def header_failures(self) -> list:
@@ -279,7 +292,8 @@ def _list(value: Union[str, int, Sequence], name: str) -> list:
 
 
 def transmit(out: Optional[PathLike] = None, *, datatype: str = "cf32_le", raw: bool = False,
-             mod: Union[str, Sequence[str]] = "qpsk", frames: int = 2, nd: Union[int, Sequence[int]] = 8,
+             mod: Union[str, Sequence[str]] = "qpsk", mcs: Union[None, int, str, Sequence] = None, frames: int = 2,
+             nd: Union[int, Sequence[int]] = 8,
              payload: Optional[PathLike] = None, seed: int = 1, snr_db: Optional[float] = None,
              cfo_hz: float = 0.0, taps: int = 1, tap_decay_db: float = 3.0, gain: float = 1.0,
              phase_rad: Optional[float] = None, random_phase: bool = False, lead: int = 1000, gap: int = 777,
@@ -291,12 +305,22 @@ def transmit(out: Optional[PathLike] = None, *, datatype: str = "cf32_le", raw: 
     (or BASE.cf32/.ci16/.ci8 with raw=True), BASE.truth and BASE.frames.json, and
     returns their paths. Without it the samples and truth come back as numpy arrays.
     mod: "qpsk", "qam16" or a list of them cycled over the frames; nd likewise.
+    mcs: coded frames (profile 2): 0, 1, 2 or 7, None (uncoded, its modulation from mod),
+    or a list of them cycled over the frames; a coded frame carries L(mcs, nd) bytes.
     Raises ValueError for bad settings, OSError when a file cannot be written.
     """
     if datatype not in _COMPONENT and datatype not in ("cf32", "ci16", "ci8_le"):
         raise ValueError(f"datatype must be cf32_le, ci16_le or ci8, not {datatype!r}")
     datatype = {"cf32": "cf32_le", "ci16": "ci16_le", "ci8_le": "ci8"}.get(datatype, datatype)
     mods = [str(m) for m in _list(mod, "mod")]
+    mcs_list = []
+    for x in (_list(mcs, "mcs") if mcs is not None else []):
+        if x is None or (isinstance(x, str) and x == "none"):
+            mcs_list.append(-1)
+        elif isinstance(x, (int, np.integer, str)) and not isinstance(x, bool) and str(x) in ("0", "1", "2", "7"):
+            mcs_list.append(int(x))
+        else:
+            raise ValueError(f"mcs takes 0, 1, 2, 7 or None (uncoded), or a list of them, not {mcs!r}")
     nds = _list(nd, "nd")
     for n in nds:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n < 2**20:
@@ -314,7 +338,7 @@ def transmit(out: Optional[PathLike] = None, *, datatype: str = "cf32_le", raw: 
         description = (f"whdrx.transmit: {counts['frames']} frames, mod {','.join(mods)}, "
                        f"nd {','.join(str(int(n)) for n in nds)}, seed {counts['seed']}"
                        + (f", SNR {snr_db} dB" if snr_db is not None else ""))
-    kwargs = dict(datatype=datatype, mods=mods, nds=[int(n) for n in nds], frames=counts["frames"],
+    kwargs = dict(datatype=datatype, mods=mods, mcs=mcs_list, nds=[int(n) for n in nds], frames=counts["frames"],
                   payload="" if payload is None else os.fspath(payload), seed=counts["seed"],
                   snr_db=None if snr_db is None else float(snr_db), cfo_hz=float(cfo_hz), taps=counts["taps"],
                   tap_decay_db=float(tap_decay_db), gain=float(gain),

@@ -6,7 +6,7 @@
     python3 -m whdrx.batch --summary --out DIR          # print DIR's table, one line per capture
 
 Each capture's payload and report land in DIR/ (NAME.payload, NAME.report.json) and a
-line in DIR/summary.jsonl: capture, status (ok/failed), frames, header_failures,
+line in DIR/summary.jsonl: capture, status (ok/failed), frames, header_failures, rs_failed (RS codewords of coded frames not corrected),
 data_symbols, seconds, payload, report, error, warnings (payload and report relative
 to DIR; warnings are whd-rx's, e.g. a data file cut short).
 summary.jsonl is appended to as captures finish (under a lock, so Slurm array tasks
@@ -42,8 +42,8 @@ import warnings
 from typing import Iterable, Optional
 
 SUMMARY = "summary.jsonl"
-FIELDS = ("capture", "status", "frames", "header_failures", "data_symbols", "seconds", "payload", "report", "error",
-          "warnings")
+FIELDS = ("capture", "status", "frames", "header_failures", "rs_failed", "data_symbols", "seconds", "payload", "report",
+          "error", "warnings")
 RAW_EXTENSIONS = (".cf32", ".cfile", ".ci16", ".sc16", ".ci8", ".sc8")
 
 
@@ -124,7 +124,7 @@ def decode_one(capture: str, out_dir: str, key: str, backend: str = "auto", gpus
             f.write("\n")
         os.replace(payload + ".part", payload)
         os.replace(report + ".part", report)
-        row.update(status="ok", frames=len(r.frames), header_failures=len(r.header_failures),
+        row.update(status="ok", frames=len(r.frames), header_failures=len(r.header_failures), rs_failed=r.rs_failed,
                    data_symbols=r.data_symbols)
     except (whdrx.CaptureError, OSError, ValueError, RuntimeError) as e:
         row["error"] = f"{type(e).__name__}: {e}"
@@ -193,13 +193,13 @@ def is_done(row: Optional[dict], out_dir: str) -> bool:
 
 def table(rows: list[dict], skipped: set[str] = frozenset()) -> str:
     """The summary as a markdown table."""
-    lines = ["| capture | status | frames | header failures | data symbols | seconds | error |",
-             "|---|---|---:|---:|---:|---:|---|"]
+    lines = ["| capture | status | frames | header failures | RS failures | data symbols | seconds | error |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         status = r["status"] + (" (done before)" if r["capture"] in skipped else "")
         err = (r.get("error") or "").replace("|", "\\|").replace("\n", " ")
         cells = [os.path.basename(r["capture"]), status] + [
-            "" if r.get(k) is None else str(r[k]) for k in ("frames", "header_failures", "data_symbols", "seconds")]
+            "" if r.get(k) is None else str(r[k]) for k in ("frames", "header_failures", "rs_failed", "data_symbols", "seconds")]
         lines.append("| " + " | ".join(cells + [err]) + " |")
     return "\n".join(lines)
 
