@@ -5,7 +5,7 @@
 # or crashes; the input is kept under $WHD_FUZZ_BUILD/artifacts/.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-#   SECONDS_PER_TARGET  default 25; TARGETs default to all: sigmf_meta capture_reader frame_decoder
+#   SECONDS_PER_TARGET  default 25; TARGETs default to all: sigmf_meta capture_reader frame_decoder coded_decoder
 # Environment: WHD_FUZZ_BUILD (default build-fuzz), WHD_FUZZ_CXX (default clang++),
 #   WHD_JOBS (build jobs).
 set -euo pipefail
@@ -14,7 +14,7 @@ source "$here/env.sh"
 seconds=${1:-25}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(sigmf_meta capture_reader frame_decoder)
+((${#targets[@]})) || targets=(sigmf_meta capture_reader frame_decoder coded_decoder)
 build=${WHD_FUZZ_BUILD:-$WHD_ROOT/build-fuzz}
 cxx=${WHD_FUZZ_CXX:-clang++}
 
@@ -27,7 +27,7 @@ cmake -S "$WHD_ROOT/tests/fuzz" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_
 cmake --build "$build" -j "$WHD_JOBS"
 
 # Per target: longest input, and the dictionary if any.
-declare -A max_len=([sigmf_meta]=16384 [capture_reader]=4096 [frame_decoder]=24000)
+declare -A max_len=([sigmf_meta]=16384 [capture_reader]=4096 [frame_decoder]=24000 [coded_decoder]=16384)
 failed=()
 mkdir -p "$build/artifacts"
 for t in "${targets[@]}"; do

@@ -46,4 +46,6 @@ TEST(fuzz_corpus, capture_reader) { replay("capture_reader", whd::fuzz::capture_
 
 TEST(fuzz_corpus, frame_decoder) { replay("frame_decoder", whd::fuzz::frame_decoder_one); }
 
+TEST(fuzz_corpus, coded_decoder) { replay("coded_decoder", whd::fuzz::coded_decoder_one); }
+
 } // namespace

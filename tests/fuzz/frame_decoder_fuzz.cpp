@@ -6,6 +6,7 @@
 #include "fuzz_check.hpp"
 #include "fuzz_targets.hpp"
 
+#include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/report.hpp>
@@ -77,7 +78,9 @@ int frame_decoder_one(const uint8_t* data, std::size_t size)
     check(f.start + (uint64_t(p::FIRST_DATA_SYMBOL) + f.symbols) * p::SYMBOL_LEN <= n + slack,
           "decoded symbols are inside the capture", at);
     check(f.payload_offset == offset, "payload offsets are contiguous", at);
-    check(f.payload_bytes == uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod)), "whole symbols", at);
+    check(f.payload_bytes == bb::payload_bytes_of(f), "whole symbols, or a coded frame's L bytes (none when truncated)", at);
+    check(f.mcs == p::mcs_of_mode(p::mode_of_mcs(f.mcs)) || f.mcs == p::NO_MCS, "a coded frame's MCS is its mode's", at);
+    check(f.rs_failed == 0 || f.mcs != p::NO_MCS, "only coded frames count RS failures", at);
     check(std::isfinite(f.cfo_Hz) && std::isfinite(f.snr_dB), "CFO and SNR are numbers", at);
     check(std::abs(f.cfo_Hz) <= cfg.sample_rate_sps / (2.0 * p::SYMBOL_LEN) * 1.0000001, "CFO within the estimator's range", at);
     uint64_t marked = 0, next_free = 0;

@@ -21,5 +21,8 @@ int capture_reader_one(const uint8_t* data, std::size_t size);
 /// Frame location and decoding (CPU receiver): byte 0 picks the sample format,
 /// byte 1 the symbols per batch, the rest are the samples.
 int frame_decoder_one(const uint8_t* data, std::size_t size);
+/// Profile 2's FEC decoder: bytes 0..5 a received header (its mode field parsed),
+/// byte 6 the MCS, bytes 7..8 Nd (1..64), the rest the frame's soft values, repeated.
+int coded_decoder_one(const uint8_t* data, std::size_t size);
 
 } // namespace whd::fuzz

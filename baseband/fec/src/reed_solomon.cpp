@@ -5,6 +5,7 @@ extern "C" {
 #include <fec.h>
 }
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <stdexcept>
@@ -70,7 +71,17 @@ int rs_decode(std::span<uint8_t> codeword)
     throw std::invalid_argument("an RS codeword holds 1 .. 216 message bytes and 8 parity bytes");
   }
   void* c = codecs().get(codeword.size() - RS_PARITY);
-  return decode_rs_char(c, codeword.data(), nullptr, 0);
+  std::array<uint8_t, RS_N> received{};
+  std::copy(codeword.begin(), codeword.end(), received.begin());
+  const int fixed = decode_rs_char(c, codeword.data(), nullptr, 0);
+  // Beyond 4 errors Berlekamp-Massey can give a locator of degree 5..8 whose roots the
+  // Chien search all finds, and libfec then "corrects" that many bytes: more than 4
+  // byte errors were detected, which profile 2 §3 says is a codeword RS cannot correct.
+  if (fixed > RS_T) {
+    std::copy_n(received.begin(), codeword.size(), codeword.begin());
+    return -1;
+  }
+  return fixed;
 }
 
 } // namespace whd::fec
