@@ -66,6 +66,9 @@ void expect_same_report(const bb::receive_result& gpu, const bb::receive_result&
     EXPECT_EQ(g.truncated, c.truncated) << what << " frame " << i;
     EXPECT_EQ(g.payload_offset, c.payload_offset) << what << " frame " << i;
     EXPECT_EQ(g.payload_bytes, c.payload_bytes) << what << " frame " << i;
+    EXPECT_EQ(g.mcs, c.mcs) << what << " frame " << i;
+    EXPECT_EQ(g.rs_corrected, c.rs_corrected) << what << " frame " << i;
+    EXPECT_EQ(g.rs_failed, c.rs_failed) << what << " frame " << i;
   }
   ASSERT_EQ(gpu.header_failures.size(), cpu.header_failures.size()) << what;
   for (std::size_t i = 0; i < cpu.header_failures.size(); ++i) {
@@ -108,7 +111,9 @@ TEST_P(gpu_vs_cpu, conformance_capture_equal_for_every_link)
 
 INSTANTIATE_TEST_SUITE_P(vectors, gpu_vs_cpu,
                          ::testing::Values("basic_qpsk_cf32", "basic_qam16_ci16", "impaired_mixed_ci8", "header_crc_fail_cf32",
-                                           "truncated_ci16", "noise_only_ci8"));
+                                           "truncated_ci16", "noise_only_ci8", "coded_mcs0_cf32", "coded_mcs1_ci16",
+                                           "coded_mcs2_ci8", "coded_mcs7_cf32", "coded_lowsnr_mcs1_cf32",
+                                           "coded_truncated_mcs2_ci16"));
 
 TEST(gpu_receiver, memory_source_and_large_batches_agree_with_cpu)
 {

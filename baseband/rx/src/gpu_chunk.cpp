@@ -34,7 +34,8 @@ chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datat
       d_out_offsets(max_symbols), h_carry(MAX_CARRIED),
       llr_stride_bytes(cfg.llr.sink != nullptr ? LLR_STRIDE * llr_value_bytes(cfg.llr.format) : 0),
       d_llr(max_symbols * llr_stride_bytes), h_llr(d_llr.size()), h_llr_offsets(llr_stride_bytes > 0 ? max_symbols : 0),
-      d_llr_offsets(h_llr_offsets.size())
+      d_llr_offsets(h_llr_offsets.size()), d_coded_streams(max_symbols * profile::MAX_BITS_PER_SYMBOL), h_coded(max_symbols),
+      d_coded(max_symbols), d_rs(2 * (max_symbols + MAX_CARRIED)), h_rs(d_rs.size())
 {
   launch_fill(d_scales.data(), d_scales.size(), 1.0f, stream.get()); // f32 windows are unscaled
 }

@@ -5,6 +5,8 @@
 /// Internal to the receive chain.
 #pragma once
 
+#include "gpu_coded.hpp"
+#include "gpu_fec.hpp"
 #include "gpu_locate.hpp"
 #include "gpu_search.hpp"
 #include "gpu_symbol_decoder.hpp"
@@ -105,8 +107,8 @@ struct chunk_slot {
   cuda::device_buffer<uint32_t> d_out_offsets;
   std::size_t out_bytes = 0;
   /// Whether every symbol takes OUT_STRIDE bytes (h_out_offsets[i] = i OUT_STRIDE,
-  /// and the offsets need not cross).
-  bool out_strided() const noexcept { return out_bytes == count * OUT_STRIDE; }
+  /// and the offsets need not cross); never with coded symbols (they take none).
+  bool out_strided() const noexcept { return coded_symbols == 0 && out_bytes == count * OUT_STRIDE; }
   cuda::pinned_buffer<frame_params> h_carry;
   /// Soft values (rx_config::llr; empty without): up to LLR_STRIDE values a symbol,
   /// packed in payload order (each symbol's at its h_llr_offsets entry).
@@ -116,6 +118,21 @@ struct chunk_slot {
   cuda::pinned_buffer<uint32_t> h_llr_offsets;
   cuda::device_buffer<uint32_t> d_llr_offsets;
   std::size_t llr_bytes = 0; ///< the chunk's soft values, bytes
+  /// Coded frames (profile 2). Symbol i's target (h_coded, d_coded: the kernel's
+  /// demultiplexing) where coded_symbols > 0; the soft values of frames that begin
+  /// and end in this chunk gather in d_coded_streams, one frame after another
+  /// (coded_bytes used), those of frames that go on past a chunk in their span.
+  cuda::device_buffer<int8_t> d_coded_streams;
+  std::size_t coded_bytes = 0;
+  cuda::pinned_buffer<coded_target> h_coded;
+  cuda::device_buffer<coded_target> d_coded;
+  std::size_t coded_symbols = 0;
+  /// The frames whose FEC this chunk runs (their last symbol is in it), in result
+  /// order, and RS's counts of each (corrected, failed) as they come back.
+  std::vector<coded_end> coded_ends;
+  cuda::device_buffer<uint32_t> d_rs;
+  cuda::pinned_buffer<uint32_t> h_rs;
+  gpu_fec fec; ///< their FEC (its scratch made at the first coded frame)
   cuda::event done;
   // What the chunk holds.
   uint64_t first = 0, nof = 0, lo = 0, hi = 0;

@@ -5,13 +5,16 @@
 
 namespace whd::baseband::gpu {
 
-void open_frames::list(chunk_slot& s)
+void open_frames::list(chunk_slot& s, coded_span_cache& spans)
 {
   constexpr uint64_t L = CHUNK_L;
   s.count = 0;
   s.out_bytes = 0;
   s.llr_bytes = 0;
   s.segments.clear();
+  s.coded_symbols = 0;
+  s.coded_bytes = 0;
+  s.coded_ends.clear();
   const std::size_t llr_value = s.llr_stride_bytes / LLR_STRIDE; // bytes a soft value takes (0: none)
   std::size_t nof_carried = 0;
   const uint64_t end = s.first + s.nof;
@@ -30,7 +33,7 @@ void open_frames::list(chunk_slot& s)
       s.h_offsets[s.count] = uint32_t(o.fft0 + o.next * L - s.first);
       s.h_desc[s.count] = {o.params, uint32_t(o.next)};
       s.h_out_offsets[s.count] = uint32_t(s.out_bytes);
-      s.out_bytes += o.bytes_per_symbol;
+      s.out_bytes += o.coded ? 0 : o.bytes_per_symbol;
       if (llr_value != 0) {
         s.h_llr_offsets[s.count] = uint32_t(s.llr_bytes);
         s.llr_bytes += o.bytes_per_symbol * 8 * llr_value;
@@ -40,6 +43,13 @@ void open_frames::list(chunk_slot& s)
     }
     if (s.count > first) {
       s.segments.push_back({first, s.count - first, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
+    }
+    if (o.coded) {
+      list_coded(s, o, first, spans);
+    } else if (s.coded_symbols > 0) {
+      for (std::size_t i = first; i < s.count; ++i) {
+        s.h_coded[i] = {};
+      }
     }
     if (o.next < o.end && !o.carried) {
       // Goes on past this chunk: its parameters come to the host once.
@@ -52,6 +62,48 @@ void open_frames::list(chunk_slot& s)
   }
   std::erase_if(open_, [](const open_frame& o) { return o.next == o.end; });
   s.nof_carried = nof_carried;
+}
+
+void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, coded_span_cache& spans)
+{
+  if (s.coded_symbols == 0) {
+    for (std::size_t i = 0; i < first; ++i) {
+      s.h_coded[i] = {}; // the uncoded symbols listed before the chunk's first coded one
+    }
+  }
+  s.coded_symbols += s.count - first;
+  const bool ends_here = o.next == o.end;
+  int8_t* streams = nullptr;
+  if (o.fec) {
+    if (!o.span && ends_here && o.next - profile::FIRST_DATA_SYMBOL == s.count - first) {
+      // Begins and ends in this chunk: gathered in the chunk's own buffer.
+      streams = s.d_coded_streams.data() + s.coded_bytes;
+      s.coded_bytes += fec::NOF_ENCODERS * o.geo.ce;
+    } else {
+      if (!o.span) {
+        o.span = spans.take(s.device, fec::NOF_ENCODERS * o.geo.ce, o.geo.info_bytes);
+      }
+      streams = o.span->d_streams.data();
+    }
+  }
+  for (std::size_t i = first; i < s.count; ++i) {
+    s.h_coded[i] = {streams, o.geo.ce, s.h_desc[i].m - uint32_t(profile::FIRST_DATA_SYMBOL), 1u};
+  }
+  if (ends_here && o.fec) {
+    coded_end e;
+    e.result = o.result;
+    e.g = o.geo;
+    e.d_streams = streams;
+    e.out_at = s.out_bytes;
+    if (o.span) {
+      e.d_info = o.span->d_info.data();
+      e.span = std::move(o.span);
+    } else {
+      e.d_info = s.d_out.data() + s.out_bytes; // L <= the frame's symbols' bytes: the chunk's output holds it
+      s.out_bytes += o.geo.info_bytes;
+    }
+    s.coded_ends.push_back(std::move(e));
+  }
 }
 
 } // namespace whd::baseband::gpu

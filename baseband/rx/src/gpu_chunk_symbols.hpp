@@ -22,6 +22,13 @@ struct open_frame {
   std::size_t result = 0; ///< index in receive_result::frames
   std::size_t bytes_per_symbol = 0;
   uint32_t params = 0;        ///< its decode parameters in the current chunk's table
+  /// A coded frame (profile 2): its geometry, whether its FEC runs (not when it is
+  /// truncated: it writes no payload), and once it goes on past its first chunk, the
+  /// span its soft values gather in.
+  bool coded = false;
+  bool fec = false;
+  fec::frame_geometry geo;
+  std::shared_ptr<coded_span> span;
   /// The parameters, kept on the host while it goes on into later chunks (null until
   /// then: 9 kB, and a capture of short packets opens a frame every few microseconds).
   std::unique_ptr<frame_params> carried;
@@ -40,10 +47,17 @@ public:
   /// the chunk, in order, up to its capacity; a frame that goes on past the chunk has
   /// its parameters copied to the host once (from the chunk's locate table) and
   /// carried into later chunks' tables after their own candidates. Finished frames
-  /// are dropped.
-  void list(chunk_slot& s);
+  /// are dropped. A coded frame's symbols take no payload bytes; their soft values
+  /// go to the frame's streams (in the chunk's d_coded_streams when the frame ends in
+  /// it, else in a span from `spans`), and the chunk runs the FEC of each frame that
+  /// ends in it (s.coded_ends), its L bytes in the payload where the frame ends.
+  void list(chunk_slot& s, coded_span_cache& spans);
 
 private:
+  /// The coded frame o's symbols [first, s.count) of the chunk: their targets, and its
+  /// FEC when it ends here.
+  static void list_coded(chunk_slot& s, open_frame& o, std::size_t first, coded_span_cache& spans);
+
   std::vector<open_frame> open_;
 };
 

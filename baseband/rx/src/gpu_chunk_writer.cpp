@@ -7,8 +7,8 @@
 namespace whd::baseband::gpu {
 
 chunk_writer::chunk_writer(payload_sink& sink, const llr_output& llr, const frames_fn& on_frames, slot_ring& ring, datatype type,
-                           receive_result& res, std::mutex& res_m, stage_times& times)
-    : sink_(sink), llr_(llr), on_frames_(on_frames), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times)
+                           receive_result& res, std::mutex& res_m, stage_times& times, coded_span_cache& spans)
+    : sink_(sink), spans_(spans), llr_(llr), on_frames_(on_frames), ring_(ring), type_(type), res_(res), res_m_(res_m), times_(times)
 {
   if (on_frames_) {
     hand_thread_ = std::jthread([this] {
@@ -137,9 +137,16 @@ void chunk_writer::hand_loop()
 
 void chunk_writer::write_sinks(chunk_slot& s)
 {
-  if (type_ == datatype::cf32_le) {
+  if (type_ == datatype::cf32_le || !s.coded_ends.empty()) {
     std::lock_guard lk(res_m_);
-    note_bad_samples(s);
+    if (type_ == datatype::cf32_le) {
+      note_bad_samples(s);
+    }
+    for (std::size_t i = 0; i < s.coded_ends.size(); ++i) {
+      frame_result& f = res_.frames[s.coded_ends[i].result];
+      f.rs_corrected = s.h_rs[2 * i];
+      f.rs_failed = s.h_rs[2 * i + 1];
+    }
   }
   // One write a chunk. The payload and the soft values come packed from the device
   // (packing them here bound the writer on mixed modulations). The sinks hear first
@@ -150,7 +157,19 @@ void chunk_writer::write_sinks(chunk_slot& s)
     more_waiting = !queue_.empty();
   }
   sink_.behind(more_waiting);
-  sink_.write(std::span<const uint8_t>(s.h_out.data(), s.out_bytes));
+  // The chunk's payload, with the L bytes of each coded frame that spans chunks where
+  // it ends (its span's, not the chunk's own output); the spans go back for reuse.
+  std::size_t at = 0;
+  for (gpu::coded_end& e : s.coded_ends) {
+    if (!e.span) {
+      continue;
+    }
+    sink_.write(std::span<const uint8_t>(s.h_out.data() + at, e.out_at - at));
+    sink_.write(std::span<const uint8_t>(e.span->h_info.data(), e.g.info_bytes));
+    at = e.out_at;
+    spans_.give(std::move(e.span));
+  }
+  sink_.write(std::span<const uint8_t>(s.h_out.data() + at, s.out_bytes - at));
   if (llr_.sink != nullptr) {
     llr_.sink->behind(more_waiting);
     llr_.sink->write(std::span<const uint8_t>(s.h_llr.data(), s.llr_bytes));

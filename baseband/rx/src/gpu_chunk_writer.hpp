@@ -31,7 +31,7 @@ public:
   /// the ring (acquire() rethrows it) and goes on releasing slots without writing; so
   /// does a throw from on_frames, after which no more frames are handed over.
   chunk_writer(payload_sink& sink, const llr_output& llr, const frames_fn& on_frames, slot_ring& ring, datatype type, receive_result& res, std::mutex& res_m,
-               stage_times& times);
+               stage_times& times, coded_span_cache& spans);
   ~chunk_writer() { finish(); }
   chunk_writer(const chunk_writer&) = delete;
   chunk_writer& operator=(const chunk_writer&) = delete;
@@ -59,6 +59,7 @@ private:
   void hand_loop();
 
   payload_sink& sink_;
+  coded_span_cache& spans_; ///< where the spans of coded frames written go back
   llr_output llr_;
   const frames_fn& on_frames_;
   std::size_t handed_ = 0;            ///< frames handed to on_frames_ (by the handing thread, then the caller)

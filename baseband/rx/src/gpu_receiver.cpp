@@ -104,7 +104,7 @@ public:
     open_.clear();
     ring_.open();
     {
-      gpu::chunk_writer writer(sink, cfg_.llr, cfg_.on_frames, ring_, type_, res, res_m_, times_);
+      gpu::chunk_writer writer(sink, cfg_.llr, cfg_.on_frames, ring_, type_, res, res_m_, times_, spans_);
       decode_all(src, res, writer, progress); // on a throw, the writer finishes as it goes out of scope
       stage_timer t(times_.drain);
       writer.finish();
@@ -263,7 +263,7 @@ private:
         }
         {
           stage_timer tm(times_.list);
-          open_.list(s);
+          open_.list(s, spans_);
           s.final_frames = open_.empty() ? res.frames.size() : open_.first_result();
         }
         submit_decode(s);
@@ -384,12 +384,8 @@ private:
         continue;
       }
       frame_result f = lc.frame->info;
-      if (f.mcs != p::NO_MCS) {
-        throw std::runtime_error("GPU backend: a coded frame (profile 2, MCS " + std::to_string(f.mcs) + ") at sample " +
-                                 std::to_string(f.start) + "; this build decodes coded frames with --backend cpu only");
-      }
       f.payload_offset = res.payload_bytes;
-      f.payload_bytes = uint64_t(f.symbols) * uint64_t(p::bytes_per_symbol(f.mod));
+      f.payload_bytes = payload_bytes_of(f);
       res.payload_bytes += f.payload_bytes;
       res.data_symbols += f.symbols;
       gpu::open_frame o;
@@ -399,6 +395,11 @@ private:
       o.result = res.frames.size();
       o.bytes_per_symbol = std::size_t(p::bytes_per_symbol(f.mod));
       o.params = i;
+      if (f.mcs != p::NO_MCS) {
+        o.coded = true;
+        o.fec = !f.truncated;
+        o.geo = fec::geometry(f.mcs, f.nd);
+      }
       if (g.status == gpu::locate_status::needs_more) {
         o.carried = std::make_unique<gpu::frame_params>(gpu::make_frame_params(*lc.frame));
       }
@@ -461,7 +462,14 @@ private:
         b.llr_form = cfg_.llr.format;
         b.llr_scale = cfg_.llr.scale;
       }
+      if (s.coded_symbols > 0) {
+        WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_coded.data(), s.h_coded.data(), s.count * sizeof(gpu::coded_target), cudaMemcpyHostToDevice, st));
+        b.coded = s.d_coded.data();
+      }
       gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
+      if (!s.coded_ends.empty()) {
+        submit_fec(s);
+      }
       WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.out_bytes, cudaMemcpyDeviceToHost, st));
       if (s.llr_stride_bytes > 0) {
         WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_llr.data(), s.d_llr.data(), s.llr_bytes, cudaMemcpyDeviceToHost, st));
@@ -471,6 +479,34 @@ private:
       }
     }
     s.done.record(s.stream);
+  }
+
+  /// The FEC of the coded frames that end in chunk `s`, after its decode on its stream:
+  /// their L bytes into the chunk's payload (or, for a frame that spans chunks, its
+  /// span, copied to the host for the writer), RS's counts to h_rs.
+  void submit_fec(chunk_slot& s)
+  {
+    cudaStream_t st = s.stream.get();
+    bool spanning = false;
+    for (const gpu::coded_end& e : s.coded_ends) {
+      spanning = spanning || e.span != nullptr;
+    }
+    if (spanning) {
+      // A spanning frame's earlier symbols were demultiplexed by earlier chunks on the
+      // other slots' streams: each slot's last decode is done before this FEC runs.
+      for (const auto& other : ring_.slots()) {
+        if (other.get() != &s) {
+          WHD_CUDA_CHECK(cudaStreamWaitEvent(st, other->done.get(), 0));
+        }
+      }
+    }
+    s.fec.run(s.coded_ends, s.d_rs.data(), st);
+    for (const gpu::coded_end& e : s.coded_ends) {
+      if (e.span) {
+        WHD_CUDA_CHECK(cudaMemcpyAsync(e.span->h_info.data(), e.d_info, e.g.info_bytes, cudaMemcpyDefault, st));
+      }
+    }
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_rs.data(), s.d_rs.data(), 2 * s.coded_ends.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
   }
 
   rx_config cfg_;
@@ -485,6 +521,7 @@ private:
   uint64_t slot_positions_ = 0;  ///< positions a slot holds (asked, or halved to fit)
   uint64_t positions_ = 0;       ///< positions searched per chunk of this run
   gpu::open_frames open_;
+  gpu::coded_span_cache spans_; ///< buffers of coded frames that span chunks, kept between runs
   std::mutex res_m_; ///< the writer's bad-sample notes against the walk's appends
   gpu::stage_times times_; // wait_first_chunk, wait_chunk, wait_gpu and write_sink are the writer's, hand_over its handing thread's, the rest the caller's
 };

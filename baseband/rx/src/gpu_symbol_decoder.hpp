@@ -3,6 +3,8 @@
 #pragma once
 
 #include <whd/baseband/frame_locator.hpp>
+#include <whd/fec/coded_frame.hpp>
+#include <whd/fec/viterbi.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/fft/variant.hpp>
 #include <whd/transport/cuda.hpp>
@@ -41,6 +43,14 @@ struct frame_params {
   float step_re, step_im;
 };
 
+/// A coded frame's symbol in a batch (profile 2): where its soft values go.
+struct coded_target {
+  int8_t* streams = nullptr; ///< the frame's 8 Ce demultiplexed soft values (device); null: uncoded
+  uint64_t ce = 0;           ///< coded bits per encoder of the frame
+  uint32_t m = 0;            ///< data symbol number (0: the frame's first)
+  uint32_t unused = 0;
+};
+
 /// One data symbol of a batch: which frame, which symbol m of it.
 struct symbol_desc {
   uint32_t frame; ///< index into the batch's frame_params
@@ -74,6 +84,10 @@ struct batch_view {
   /// takes half of a 16-QAM one; each a multiple of 4), or at i * OUT_STRIDE when
   /// null.
   const uint32_t* out_offsets = nullptr;
+  /// Coded frames' symbols (f32 form only; null: none in the batch): symbol i's
+  /// target, whose soft values go to its frame's streams and whose hard bits go
+  /// nowhere (its frame's payload is the FEC's).
+  const coded_target* coded = nullptr;
 };
 
 /// Where a batch's inputs lie in one block of memory (pinned, and its copy on the
@@ -127,7 +141,7 @@ inline void launch_decode(transport::link_format fmt, const batch_view& b, cudaS
   if (b.count == 0) {
     return;
   }
-  if (b.llr != nullptr && fmt != transport::link_format::f32) {
+  if ((b.llr != nullptr || b.coded != nullptr) && fmt != transport::link_format::f32) {
     throw std::invalid_argument("the fused kernel gives soft values from f32 windows only");
   }
   switch (fmt) {

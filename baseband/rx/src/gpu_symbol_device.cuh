@@ -243,16 +243,44 @@ __device__ __forceinline__ void equalise_held(float2 (&v)[SLOTS], const frame_pa
 struct soft_target {
   const float2* inv; ///< 1/H of the lane's bins: [GROUP j] for slot j (the kernel's read order)
   float inv_noise;   ///< frame_params::llr_inv_noise
-  uint8_t* out;      ///< the symbol's LLR slot (LLR_STRIDE values)
+  uint8_t* out;      ///< the symbol's LLR slot (LLR_STRIDE values); null: no soft output
   llr_format form;
   float scale;
+  /// A coded frame's symbol (profile 2): its soft values, int8 as the FEC decoder takes
+  /// them, de-whitened, de-interleaved and demultiplexed into the frame's streams
+  /// (fec::demultiplex_symbols, which the CPU runs); null for an uncoded symbol.
+  coded_target coded = {};
 };
+
+/// Soft value i of data tone d of a coded symbol to its place in the frame's streams
+/// (fec::demultiplex_symbols, per value).
+template <int B>
+__device__ __forceinline__ void store_coded(const float (&l)[B], int d, const coded_target& c)
+{
+  constexpr int NCBPS = B * profile::NOF_DATA;
+  constexpr int ROWS = NCBPS / fec::INTERLEAVER_COLUMNS;
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    const int t = d * B + i;
+    const int k = fec::INTERLEAVER_COLUMNS * (t % ROWS) + t / ROWS;
+    const int8_t q = llr_to_int8(l[i], fec::LLR_SCALE);
+    const bool flip = D_TONES.pn[(uint64_t(c.m) * NCBPS + uint64_t(t)) % profile::PN_PERIOD] != 0;
+    c.streams[uint64_t(k % fec::NOF_ENCODERS) * c.ce + uint64_t(c.m) * (NCBPS / fec::NOF_ENCODERS) + uint64_t(k / fec::NOF_ENCODERS)] =
+        flip ? int8_t(-q) : q;
+  }
+}
 
 /// Store the B soft values of data tone d at values d B .. d B + B - 1 of `o.out`.
 template <int B>
 __device__ __forceinline__ void store_soft(const float (&l)[B], int d, const soft_target& o)
 {
   static_assert(B == 2 || B == 4);
+  if (o.coded.streams != nullptr) {
+    store_coded(l, d, o.coded);
+  }
+  if (o.out == nullptr) {
+    return;
+  }
   if (o.form == llr_format::int8) {
     int8_t q[B];
 #pragma unroll

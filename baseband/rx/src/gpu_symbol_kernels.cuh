@@ -147,12 +147,14 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
     const float2 rot = make_float2(r.x * scale[k], r.y * scale[k]);
     bool soft = false;
     if constexpr (LLR) {
-      soft = active[k]; // an idle symbol writes no soft values
+      const coded_target ct = b.coded != nullptr ? b.coded[s[k]] : coded_target{};
+      soft = active[k] && (b.llr != nullptr || ct.streams != nullptr); // an idle symbol writes no soft values
       if (soft) {
-        const soft_target o{(HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane), fp[k]->llr_inv_noise,
-                            static_cast<uint8_t*>(b.llr) + (b.llr_offsets != nullptr ? std::size_t(b.llr_offsets[s[k]])
-                                                                                                     : s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form)),
-                            b.llr_form, b.llr_scale};
+        uint8_t* user = b.llr == nullptr ? nullptr
+                                         : static_cast<uint8_t*>(b.llr) + (b.llr_offsets != nullptr ? std::size_t(b.llr_offsets[s[k]])
+                                                                                                      : s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form));
+        const soft_target o{(HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane), fp[k]->llr_inv_noise, user, b.llr_form, b.llr_scale,
+                            ct};
         if (fp[k]->mod == int(p::modulation::qpsk)) {
           demap_held<false, true>(v[k], rot, held, bits_s[k], o);
         } else {
@@ -171,7 +173,8 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   sync(); // the bit groups are stored
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    if (active[k]) {
+    // A coded symbol's payload is its frame's FEC output: its hard bits are not written.
+    if (active[k] && (b.coded == nullptr || b.coded[s[k]].streams == nullptr)) {
       uint8_t* out = b.out + (b.out_offsets != nullptr ? std::size_t(b.out_offsets[s[k]]) : s[k] * OUT_STRIDE);
       if (fp[k]->mod == int(p::modulation::qpsk)) {
         pack_payload<false>(bits_s[k], out, t);
@@ -206,7 +209,7 @@ template <transport::link_format FMT, class ALGO>
 void launch_decode_algo(const batch_view& b, cudaStream_t stream)
 {
   if constexpr (FMT == transport::link_format::f32) {
-    if (b.llr != nullptr) {
+    if (b.llr != nullptr || b.coded != nullptr) {
       launch_decode_kernel<FMT, ALGO, true>(b, stream);
       return;
     }

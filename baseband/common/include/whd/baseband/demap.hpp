@@ -104,11 +104,22 @@ WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps)
 /// saturated to +-127; NaN gives 0.
 WHD_HD int8_t llr_to_int8(float llr, float scale)
 {
-  const float v = rintf(llr * scale);
+  float v = llr * scale;
   if (!(v == v)) {
     return 0;
   }
-  return int8_t(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
+  // Saturated first, then rounded: the same value as rounding first (127.5 rounds to
+  // 128 and saturates to 127 either way).
+  v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+#if defined(__CUDA_ARCH__)
+  return int8_t(rintf(v));
+#else
+  // Round to nearest, ties to even, without a libm call (x86-64's baseline has no
+  // rounding instruction): adding and taking away 1.5 x 2^23 leaves |v| <= 127 rounded
+  // (IEEE arithmetic: the compiler keeps both additions without -ffast-math).
+  constexpr float MAGIC = 12582912.0f;
+  return int8_t((v + MAGIC) - MAGIC);
+#endif
 }
 
 /// The largest binary16 value: f16 LLRs are saturated to it.

@@ -37,9 +37,13 @@ struct traffic_shape {
   double cfo_Hz = 0.0;
   bool random_phase = false;
   uint64_t gap_samples = 777;            ///< silence (noise) between frames, and after the last
+  /// Coded frames (profile 2): MCS cycled over the frames (their constellations
+  /// replace mods); empty: uncoded.
+  std::vector<int> mcs = {};
 };
 
-/// The four shapes: long, packets, tiny, bursty (see traffic_bench.cpp for each).
+/// The shapes: long, packets, tiny, bursty, and the coded long-mcs2 and packets-mcs12
+/// (see traffic_bench.cpp for each).
 const std::vector<traffic_shape>& traffic_shapes();
 /// The shape named `name`, or nullopt.
 std::optional<traffic_shape> find_traffic_shape(std::string_view name);
