@@ -357,10 +357,10 @@ TEST(gpu_candidate_search, a_tone_and_a_dc_offset_give_one_candidate_per_symbol)
 
   // A DC offset as ci8, interrupted by a silence of 3 symbols. Where the two windows
   // hold the offset M is exactly 1 (a tie: coarse = window); where one window holds n
-  // offset samples and the silence, M = n / N, a crossing for n >= 205. So the first
-  // run of crossings ends where window 2 holds 205 offset samples before the silence,
-  // the second starts (an edge) where window 1 holds 205 after it, and M reaches 1 at
-  // the end of the silence.
+  // offset samples and the silence, M = n / N, a crossing for n > threshold x N. So the
+  // first run of crossings ends where window 2 holds that many offset samples before the
+  // silence, the second starts (an edge) where window 1 holds as many after it, and M
+  // reaches 1 at the end of the silence.
   std::vector<int8_t> dc(2 * TOTAL);
   std::vector<cf32> dc_f(TOTAL);
   constexpr std::size_t QUIET_LO = 20 * L + 100, QUIET_HI = QUIET_LO + 3 * L;
@@ -373,9 +373,11 @@ TEST(gpu_candidate_search, a_tone_and_a_dc_offset_give_one_candidate_per_symbol)
   const auto dc_want = reference(dc_f, THRESHOLD);
   const auto dc_got = run_whole(search, device_capture::of(dc, whd::datatype::ci8), st);
   expect_same(dc_got.found, dc_want, true, "DC offset");
-  constexpr uint64_t RUN1_LAST = QUIET_LO - L - 205, RUN2_FIRST = QUIET_HI - W + 205;
+  // The fewest offset samples n of a window for M = n / N to cross the threshold.
+  const auto cross_n = uint64_t(std::floor(double(THRESHOLD) * double(W))) + 1;
+  const uint64_t RUN1_LAST = QUIET_LO - L - cross_n, RUN2_FIRST = QUIET_HI - W + cross_n;
   // The last grid point of the first run has both windows in the offset (M = 1).
-  static_assert((RUN1_LAST / L) * L + L + W <= QUIET_LO);
+  ASSERT_LE((RUN1_LAST / L) * L + L + W, QUIET_LO);
   std::vector<uint64_t> dc_windows;
   for (uint64_t c = 0; c < npos; ++c) {
     const bool on_grid = c % L == 0 && c >= L;

@@ -74,10 +74,20 @@ int rs_decode(std::span<uint8_t> codeword)
   std::array<uint8_t, RS_N> received{};
   std::copy(codeword.begin(), codeword.end(), received.begin());
   const int fixed = decode_rs_char(c, codeword.data(), nullptr, 0);
-  // Beyond 4 errors Berlekamp-Massey can give a locator of degree 5..8 whose roots the
-  // Chien search all finds, and libfec then "corrects" that many bytes: more than 4
-  // byte errors were detected, which profile 2 §3 says is a codeword RS cannot correct.
-  if (fixed > RS_T) {
+  // A correction stands only if libfec made one (it fails where the locator's degree
+  // is not its number of roots, where a root lies in the shortened part, and where the
+  // corrected word's syndromes are not zero), of at most 4 bytes (beyond 4 errors
+  // Berlekamp-Massey can give a locator of degree 5..8 whose roots are all found: more
+  // than 4 byte errors detected, which profile 2 §3 counts as a failure), and its result
+  // is a codeword (checked here too, whatever libfec's version checks).
+  bool ok = fixed >= 0 && fixed <= RS_T;
+  if (ok && fixed > 0) {
+    std::array<uint8_t, RS_PARITY> parity{};
+    const std::size_t k = codeword.size() - RS_PARITY;
+    encode_rs_char(c, codeword.data(), parity.data());
+    ok = std::equal(parity.begin(), parity.end(), codeword.begin() + std::ptrdiff_t(k));
+  }
+  if (!ok) {
     std::copy_n(received.begin(), codeword.size(), codeword.begin());
     return -1;
   }

@@ -268,8 +268,12 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const fec_job* jobs, con
         break;
       }
     }
-    if (deg_lambda != count || count > fec::RS_T) {
-      count = -1; // uncorrectable (libfec's test), or more than 4 "corrections" (reed_solomon.hpp)
+    bool in_pad = false;
+    for (int jj = 0; jj < count; ++jj) {
+      in_pad = in_pad || loc[jj] < pad;
+    }
+    if (deg_lambda != count || count > fec::RS_T || in_pad) {
+      count = -1; // uncorrectable: libfec's tests, and more than 4 "corrections" (reed_solomon.hpp)
     } else {
       const int deg_omega = deg_lambda - 1;
       for (int i = 0; i <= deg_omega; ++i) {
@@ -295,8 +299,30 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const fec_job* jobs, con
             den ^= alpha_to[modnn(lambda[i + 1] + i * root[jj])];
           }
         }
-        if (num1 != 0 && loc[jj] >= pad) {
+        if (num1 != 0) {
           data[loc[jj] - pad] ^= alpha_to[modnn(index_of[num1] + index_of[num2] + GF_NN - index_of[den])];
+        }
+      }
+      // The corrected word must be a codeword (its syndromes zero), else the codeword
+      // stays as received.
+      int s2[NROOTS];
+      for (int i = 0; i < NROOTS; ++i) {
+        s2[i] = data[0];
+      }
+      for (int jj = 1; jj < n; ++jj) {
+        for (int i = 0; i < NROOTS; ++i) {
+          s2[i] = s2[i] == 0 ? data[jj] : data[jj] ^ alpha_to[modnn(index_of[s2[i]] + (1 + i))];
+        }
+      }
+      int left = 0;
+      for (int i = 0; i < NROOTS; ++i) {
+        left |= s2[i];
+      }
+      if (left != 0) {
+        count = -1;
+        for (int b = 0; b < n; ++b) {
+          const uint64_t i = at + uint64_t(b);
+          data[b] = job.decoded[(i % fec::NOF_ENCODERS) * job.q + i / fec::NOF_ENCODERS];
         }
       }
     }

@@ -16,9 +16,11 @@ namespace whd::fec {
 void rs_encode(std::span<const uint8_t> message, std::span<uint8_t> parity);
 
 /// Corrects a received codeword of k + 8 bytes (message, then parity) in place:
-/// libfec's decode_rs_char, except that a correction of more than 4 bytes (which it
-/// makes where the locator's degree exceeds 4 and all its roots are found) is a
-/// failure, as profile 2 §3 counts one.
+/// libfec's decode_rs_char (Berlekamp-Massey, Chien, Forney; it fails where the
+/// locator's degree is not its number of roots or a root lies in the shortened part),
+/// and a correction stands only when it changes at most 4 bytes and leaves a codeword
+/// (more than 4 is a failure, as profile 2 §3 counts one). The GPU's decoder follows
+/// these rules step for step.
 /// @return the bytes corrected (0 .. 4), or -1 when the codeword cannot be corrected
 ///         (more than 4 byte errors detected); the codeword is then left as received
 /// @throws std::invalid_argument for a bad size
