@@ -363,7 +363,7 @@ TEST(gpu_candidate_search, a_tone_and_a_dc_offset_give_one_candidate_per_symbol)
   // reaches 1 at the end of the silence.
   std::vector<int8_t> dc(2 * TOTAL);
   std::vector<cf32> dc_f(TOTAL);
-  constexpr std::size_t QUIET_LO = 20 * L + 100, QUIET_HI = QUIET_LO + 3 * L;
+  constexpr std::size_t QUIET_LO = 20 * L + 600, QUIET_HI = QUIET_LO + 3 * L;
   for (std::size_t i = 0; i < TOTAL; ++i) {
     const bool quiet = i >= QUIET_LO && i < QUIET_HI;
     dc[2 * i] = static_cast<int8_t>(quiet ? 0 : 5);
