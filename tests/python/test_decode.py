@@ -240,7 +240,17 @@ def test_warnings_of_whd_rx(vectors):
 
 def test_ctrl_c_stops_the_decode():
     """SIGINT during a decode stops the receiver after its frame and raises KeyboardInterrupt,
-    well before the decode would have ended."""
+    well before the decode would have ended. Python's own SIGINT handler raises it; a process
+    started in the background by a non-interactive shell inherits SIGINT ignored and Python
+    then installs none, so the test installs it for its duration (as an interactive Python has)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_a_decode()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_a_decode():
     t = whdrx.transmit(datatype="ci8", frames=24, nd=1500, mod="qam16", snr_db=30, seed=3)
     t0 = time.monotonic()
     whdrx.decode(t.samples, backend="cpu", threads=1)
