@@ -23,6 +23,7 @@ constexpr subcommand SUBCOMMANDS[] = {
     {"cpu", "CPU backend (all threads, one) vs the plain liquid-dsp chain", whd::bench_app::run_cpu},
     {"ber", "BER vs Eb/N0 (AWGN) per backend and link packing, against theory; coded frames with --mcs", whd::bench_app::run_ber},
     {"viterbi", "the CPU soft Viterbi of coded frames against libfec's viterbi27, per core", whd::bench_app::run_viterbi},
+    {"fec", "the FEC of coded frames alone: GPU device-resident per stage, and the CPU's", whd::bench_app::run_fec},
     {"compare", "one capture through every backend and link: bits agree, speed-ups", whd::bench_app::run_compare},
     {"traffic", "traffic shapes through the whole whd-rx process per backend, GPU = CPU", whd::bench_app::run_traffic},
 };

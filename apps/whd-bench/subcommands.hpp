@@ -36,5 +36,7 @@ int run_compare(const std::vector<std::string>& args, const std::string& command
 int run_traffic(const std::vector<std::string>& args, const std::string& command);
 /// `whd-bench viterbi ...`: the CPU soft Viterbi against libfec's viterbi27, per core.
 int run_viterbi(const std::vector<std::string>& args, const std::string& command);
+/// `whd-bench fec ...`: the FEC alone, GPU device-resident per stage beside the CPU's.
+int run_fec(const std::vector<std::string>& args, const std::string& command);
 
 } // namespace whd::bench_app

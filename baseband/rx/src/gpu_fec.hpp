@@ -34,7 +34,8 @@ public:
   gpu_fec() = default;
   /// The FEC of `ends` on `stream` (their streams complete before it, in stream order):
   /// each frame's L bytes to its d_info, RS's (corrected, failed) to d_rs[2 i], [2 i + 1].
-  void run(const std::vector<coded_end>& ends, uint32_t* d_rs, cudaStream_t stream);
+  /// `viterbi_done` (optional): recorded on `stream` between the Viterbi and RS kernels.
+  void run(const std::vector<coded_end>& ends, uint32_t* d_rs, cudaStream_t stream, cudaEvent_t viterbi_done = nullptr);
 
   /// Tiles one Viterbi launch decodes at most (its decisions' scratch: 5.6 KB a tile).
   static constexpr std::size_t MAX_TILES = std::size_t(1) << 16;

@@ -356,7 +356,7 @@ void grow(cuda::pinned_buffer<T>& b, std::size_t n)
 
 } // namespace
 
-void gpu_fec::run(const std::vector<coded_end>& ends, uint32_t* d_rs, cudaStream_t stream)
+void gpu_fec::run(const std::vector<coded_end>& ends, uint32_t* d_rs, cudaStream_t stream, cudaEvent_t viterbi_done)
 {
   const std::size_t n = ends.size();
   if (n == 0) {
@@ -412,6 +412,9 @@ void gpu_fec::run(const std::vector<coded_end>& ends, uint32_t* d_rs, cudaStream
     viterbi_kernel<<<unsigned((count + VITERBI_THREADS - 1) / VITERBI_THREADS), VITERBI_THREADS, 0, stream>>>(
         d_jobs_.data(), d_tiles_at_.data(), int(n), first, count, dec_.data());
     WHD_CUDA_CHECK_LAUNCH();
+  }
+  if (viterbi_done != nullptr) {
+    WHD_CUDA_CHECK(cudaEventRecord(viterbi_done, stream));
   }
   const uint64_t words = h_words_at_[n];
   rs_kernel<<<unsigned((words + RS_THREADS - 1) / RS_THREADS), RS_THREADS, 0, stream>>>(d_jobs_.data(), d_words_at_.data(), int(n),

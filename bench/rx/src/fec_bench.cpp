@@ -1,0 +1,182 @@
+#include <whd/rx_bench/fec_bench.hpp>
+
+#include "bench_util.hpp"
+#include "gpu_fec.hpp"
+
+#include <whd/fec/coded_rx.hpp>
+#include <whd/fec/coded_tx.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace whd::rx_bench {
+
+namespace {
+
+fec_bench_row row_of(std::string what, std::vector<double> t, uint64_t info_bits)
+{
+  std::sort(t.begin(), t.end());
+  fec_bench_row r;
+  r.what = std::move(what);
+  r.median_s = t[t.size() / 2];
+  r.min_s = t.front();
+  r.max_s = t.back();
+  r.info_gbps = double(info_bits) / r.median_s / 1e9;
+  return r;
+}
+
+} // namespace
+
+fec_bench_result run_fec_bench(const fec_bench_config& cfg, const std::function<void(std::string_view)>& progress)
+{
+  if (cfg.frames < 1 || cfg.repeats < 1 || !fec::mcs_defined(cfg.mcs)) {
+    throw std::invalid_argument("fec: at least one frame and one repeat, and an MCS of 0, 1, 2, 7");
+  }
+  fec_bench_result r;
+  r.cfg = cfg;
+  r.env = collect_env(cfg.commit, cfg.command, true);
+  const fec::frame_geometry g = fec::geometry(cfg.mcs, cfg.nd);
+  r.info_bits = uint64_t(cfg.frames) * g.info_bytes * 8;
+  r.coded_bits = uint64_t(cfg.frames) * g.coded_bits();
+  // The frames' demultiplexed soft values: coded bits at +-20, a fraction turned.
+  std::mt19937 rng(unsigned(cfg.seed));
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<int8_t> streams(std::size_t(cfg.frames) * fec::NOF_ENCODERS * g.ce);
+  for (unsigned f = 0; f < cfg.frames; ++f) {
+    std::vector<uint8_t> info(g.info_bytes);
+    for (auto& b : info) {
+      b = uint8_t(rng());
+    }
+    const auto tx = fec::encode_frame(g, info);
+    std::vector<int8_t> soft(g.coded_bits());
+    for (std::size_t i = 0; i < soft.size(); ++i) {
+      const bool one = (tx[i / 8] >> (7 - i % 8)) & 1u;
+      const bool turned = u(rng) < cfg.flip;
+      soft[i] = int8_t((one != turned) ? -20 : 20);
+    }
+    fec::demultiplex_symbols(g, 0, soft, std::span<int8_t>(streams).subspan(std::size_t(f) * fec::NOF_ENCODERS * g.ce, fec::NOF_ENCODERS * g.ce));
+  }
+  // CPU: the coded decoder over the host's threads.
+  const unsigned threads = cfg.cpu_threads ? cfg.cpu_threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<uint8_t> cpu_info(std::size_t(cfg.frames) * g.info_bytes);
+  std::vector<fec::coded_job> jobs;
+  for (unsigned f = 0; f < cfg.frames; ++f) {
+    jobs.push_back({g, std::span<const int8_t>(streams).subspan(std::size_t(f) * fec::NOF_ENCODERS * g.ce, fec::NOF_ENCODERS * g.ce),
+                    std::span<uint8_t>(cpu_info).subspan(std::size_t(f) * g.info_bytes, g.info_bytes), {}});
+  }
+  const fec::parallel_for pf = [&](std::size_t n, const std::function<void(std::size_t)>& body) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+          body(i);
+        }
+      });
+    }
+    for (auto& t : pool) {
+      t.join();
+    }
+  };
+  fec::coded_decoder cpu;
+  std::vector<double> tc;
+  for (unsigned i = 0; i <= cfg.repeats; ++i) {
+    const auto t0 = steady::now();
+    cpu.decode(jobs, pf);
+    if (i > 0) {
+      tc.push_back(seconds_since(t0));
+    }
+  }
+  for (const auto& j : jobs) {
+    r.rs_failed += j.rs.failed;
+    r.rs_corrected += j.rs.corrected;
+  }
+  r.rows.push_back(row_of("CPU: coded decoder, " + std::to_string(threads) + " threads (AVX2 Viterbi, libfec RS)", tc, r.info_bits));
+  progress(r.rows.back().what + ": " + format_value("%.2f", r.rows.back().info_gbps) + " Gb/s");
+  if (!r.env.gpu) {
+    progress(r.env.no_gpu_reason);
+    return r;
+  }
+  // GPU: the receiver's FEC stage, everything on the device.
+  cuda::device_buffer<int8_t> d_streams(streams.size());
+  cuda::device_buffer<uint8_t> d_info(cpu_info.size());
+  cuda::device_buffer<uint32_t> d_rs(2 * std::size_t(cfg.frames));
+  WHD_CUDA_CHECK(cudaMemcpy(d_streams.data(), streams.data(), streams.size(), cudaMemcpyHostToDevice));
+  std::vector<baseband::gpu::coded_end> ends(cfg.frames);
+  for (unsigned f = 0; f < cfg.frames; ++f) {
+    ends[f].result = f;
+    ends[f].g = g;
+    ends[f].d_streams = d_streams.data() + std::size_t(f) * fec::NOF_ENCODERS * g.ce;
+    ends[f].d_info = d_info.data() + std::size_t(f) * g.info_bytes;
+  }
+  cuda::stream st;
+  cuda::event e0, e1, e2;
+  baseband::gpu::gpu_fec dec;
+  std::vector<double> tall, tvit, trs;
+  for (unsigned i = 0; i <= cfg.repeats; ++i) {
+    e0.record(st);
+    dec.run(ends, d_rs.data(), st.get(), e1.get());
+    e2.record(st);
+    st.synchronize();
+    if (i > 0) {
+      float a = 0, b = 0;
+      WHD_CUDA_CHECK(cudaEventElapsedTime(&a, e0.get(), e1.get()));
+      WHD_CUDA_CHECK(cudaEventElapsedTime(&b, e1.get(), e2.get()));
+      tvit.push_back(a * 1e-3);
+      trs.push_back(b * 1e-3);
+      tall.push_back((a + b) * 1e-3);
+    }
+  }
+  std::vector<uint8_t> gpu_info(cpu_info.size());
+  WHD_CUDA_CHECK(cudaMemcpy(gpu_info.data(), d_info.data(), gpu_info.size(), cudaMemcpyDeviceToHost));
+  r.same_bytes = gpu_info == cpu_info;
+  r.rows.push_back(row_of("GPU: FEC, device-resident (uploads of the job table, Viterbi, RS)", tall, r.info_bits));
+  r.rows.push_back(row_of("GPU: of which the job table's upload and the Viterbi kernel", tvit, r.info_bits));
+  r.rows.push_back(row_of("GPU: of which the RS kernel (un-parsing, syndromes, corrections)", trs, r.info_bits));
+  for (std::size_t k = r.rows.size() - 3; k < r.rows.size(); ++k) {
+    progress(r.rows[k].what + ": " + format_value("%.2f", r.rows[k].info_gbps) + " Gb/s");
+  }
+  return r;
+}
+
+std::string to_json(const fec_bench_result& r)
+{
+  nlohmann::json j = to_json(r.env);
+  j["benchmark"] = "fec";
+  j["config"] = {{"mcs", r.cfg.mcs}, {"nd", r.cfg.nd}, {"frames", r.cfg.frames}, {"flip", r.cfg.flip}, {"repeats", r.cfg.repeats}};
+  j["info_bits"] = r.info_bits;
+  j["coded_bits"] = r.coded_bits;
+  j["gpu_equals_cpu"] = r.same_bytes;
+  j["rs_failed"] = r.rs_failed;
+  j["rs_corrected"] = r.rs_corrected;
+  for (const auto& row : r.rows) {
+    j["rows"].push_back({{"what", row.what}, {"median_s", row.median_s}, {"min_s", row.min_s}, {"max_s", row.max_s}, {"info_gbps", row.info_gbps}});
+  }
+  return j.dump(2);
+}
+
+std::string to_markdown(const fec_bench_result& r)
+{
+  std::ostringstream o;
+  char buf[320];
+  o << "# whd-bench fec\n\n" << to_markdown(r.env);
+  o << "- " << r.cfg.frames << " frames of MCS " << r.cfg.mcs << ", Nd " << r.cfg.nd << ": " << r.info_bits << " information bits, "
+    << r.coded_bits << " coded bits; soft values +-20 with " << r.cfg.flip * 100 << " % turned; median of " << r.cfg.repeats
+    << " runs after a warm-up (GPU: CUDA events)\n";
+  o << "- RS: " << r.rs_corrected << " bytes corrected, " << r.rs_failed << " codewords failed (CPU); GPU bytes = CPU bytes: "
+    << (r.env.gpu ? (r.same_bytes ? "yes" : "NO") : "no GPU") << "\n\n";
+  o << "| what | information Gb/s | run s (min / median / max) |\n|---|---:|---|\n";
+  for (const auto& row : r.rows) {
+    std::snprintf(buf, sizeof buf, "| %s | %.2f | %.5f / %.5f / %.5f |\n", row.what.c_str(), row.info_gbps, row.min_s, row.median_s, row.max_s);
+    o << buf;
+  }
+  return o.str();
+}
+
+} // namespace whd::rx_bench
