@@ -17,6 +17,29 @@ namespace {
 
 namespace tr = whd::transport;
 
+/// Runs `run(fn)`, whose parts each wait, up to `patience`, for all `n` parts to have
+/// started, and returns how many parts saw all n started. Parts that overlap all see
+/// n; parts run one after another see fewer (the first waits its patience out and
+/// goes on), so a runner that stops running them at once fails the test within a
+/// few patiences instead of hanging it.
+template <class Runner>
+std::size_t parts_that_saw_all_started(std::size_t n, Runner&& run, std::chrono::milliseconds patience = std::chrono::seconds(10))
+{
+  std::atomic<std::size_t> started{0};
+  std::atomic<std::size_t> saw_all{0};
+  run([&](std::size_t) {
+    started.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (started.load() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    if (started.load() >= n) {
+      saw_all.fetch_add(1);
+    }
+  });
+  return saw_all.load();
+}
+
 TEST(run_at_once, every_part_runs_once_and_part_zero_on_the_calling_thread)
 {
   for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(7), std::size_t(32)}) {
@@ -35,16 +58,21 @@ TEST(run_at_once, every_part_runs_once_and_part_zero_on_the_calling_thread)
 
 TEST(run_at_once, the_parts_run_at_the_same_time)
 {
-  // Each part waits until all have started: this returns only if they overlap.
   constexpr std::size_t N = 4;
-  std::atomic<std::size_t> started{0};
-  tr::run_at_once(N, [&](std::size_t) {
-    started.fetch_add(1);
-    while (started.load() < N) {
-      std::this_thread::yield();
+  EXPECT_EQ(parts_that_saw_all_started(N, [](auto&& fn) { tr::run_at_once(N, fn); }), N)
+      << "a part ran without the others running beside it";
+}
+
+TEST(run_at_once, the_overlap_check_tells_parts_run_one_after_another)
+{
+  // The check above on a runner that runs the parts in turn: it must not pass.
+  constexpr std::size_t N = 3;
+  const auto serial = [](auto&& fn) {
+    for (std::size_t k = 0; k < N; ++k) {
+      fn(k);
     }
-  });
-  EXPECT_EQ(started.load(), N);
+  };
+  EXPECT_EQ(parts_that_saw_all_started(N, serial, std::chrono::milliseconds(20)), 1u) << "only the last part sees all started";
 }
 
 TEST(run_at_once, an_exception_on_the_calling_thread_comes_out_once_the_others_are_done)
@@ -92,14 +120,8 @@ TEST(crew, the_parts_of_a_run_run_at_the_same_time)
   constexpr std::size_t N = 4;
   tr::crew c(N);
   for (int r = 0; r < 3; ++r) {
-    std::atomic<std::size_t> started{0};
-    c.run([&](std::size_t) {
-      started.fetch_add(1);
-      while (started.load() < N) {
-        std::this_thread::yield();
-      }
-    });
-    EXPECT_EQ(started.load(), N);
+    EXPECT_EQ(parts_that_saw_all_started(N, [&](auto&& fn) { c.run(fn); }), N)
+        << "run " << r << ": a part ran without the others running beside it";
   }
 }
 
