@@ -16,4 +16,4 @@ cmake --build "$build" -j "$WHD_JOBS" --target whd_cpu_tests
 export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86:protect_shadow_gap=0:detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=87:print_stacktrace=1:halt_on_error=1}
 cd "$build"
-ctest -L cpu --output-on-failure -j "$WHD_JOBS" "$@"
+ctest -L cpu --no-tests=error --timeout 300 --output-on-failure -j "$WHD_JOBS" "$@"
