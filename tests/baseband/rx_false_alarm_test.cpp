@@ -3,7 +3,8 @@
 // DC offset. The tone and the DC offset repeat at lag 576, so the lag-576
 // detector fires on them (checked here, so the test exercises the rejection
 // path): the preamble cross-correlation must turn them down, and the search must
-// go on to the end of the capture in bounded time.
+// go on to the end of the capture in time linear in it (ratios of times measured
+// here, not seconds).
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/sync.hpp>
 #include <whd/transport/capture.hpp>
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -92,7 +94,8 @@ TEST(rx_false_alarm, all_zero_samples_give_nothing)
 }
 
 /// Samples that repeat at lag 576: the search finds candidates in them, and the receiver
-/// must still report nothing, within a time that grows with the capture, not faster.
+/// must still report nothing (a hang is caught by the test's ctest TIMEOUT; the time
+/// it takes is judged by a_periodic_signal_is_searched_in_linear_time).
 void check_periodic(const std::string& what, uint64_t nof_samples, const std::function<cf32(uint64_t)>& sample)
 {
   const function_source src(nof_samples, sample);
@@ -103,13 +106,23 @@ void check_periodic(const std::string& what, uint64_t nof_samples, const std::fu
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto out = whd::test::run_cpu_receiver(src, one_thread());
-  const double s = seconds_since(t0);
-  std::cout << what << ": " << nof_samples << " samples in " << s << " s\n";
+  std::cout << what << ": " << nof_samples << " samples in " << seconds_since(t0) << " s\n";
   expect_nothing(out, nof_samples, what);
-  // The search rejects one detection per symbol and moves on: linear in the
-  // capture. 20 s per 1e5 samples (over 30x what the search needs on one loaded
-  // core) bounds it without depending on the machine.
-  EXPECT_LT(s, 20.0 * double(nof_samples) / 1e5) << what << ": the search over a periodic signal takes too long";
+}
+
+/// The fastest of `runs` decodes of `nof_samples` of `sample` on one thread, in
+/// seconds: the least disturbed by other work on a shared machine.
+double fastest_decode(uint64_t nof_samples, const std::function<cf32(uint64_t)>& sample, int runs = 3)
+{
+  const function_source src(nof_samples, sample);
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto out = whd::test::run_cpu_receiver(src, one_thread());
+    best = std::min(best, seconds_since(t0));
+    EXPECT_TRUE(out.result.frames.empty() && out.result.header_failures.empty());
+  }
+  return best;
 }
 
 TEST(rx_false_alarm, a_pure_tone_gives_nothing)
@@ -131,8 +144,24 @@ TEST(rx_false_alarm, a_pure_tone_gives_nothing)
       return tone(f, n) + (noise ? 0.0316f * gaussian_noise(77, n) : cf32{});
     });
   }
-  // A longer one, for the runtime bound.
-  check_periodic("tone at k = 79.5, long", 300'000, [](uint64_t n) { return tone(79.5 / p::N, n); });
+}
+
+TEST(rx_false_alarm, a_periodic_signal_is_searched_in_linear_time)
+{
+  // The search rejects one detection per symbol and moves on. Judged by ratios of
+  // times on this machine, not by seconds: ten times the capture takes about ten
+  // times as long (a cost that grows with what was rejected before, say quadratic,
+  // gives 100), and a tone, detected at every symbol, costs a bounded multiple of
+  // noise, detected nowhere (measured 8.6 and 6.2 on a 2-core machine). Each time
+  // the fastest of three runs; the bounds leave 2x and 3x for a loaded machine.
+  const auto tone_79 = [](uint64_t n) { return tone(79.5 / p::N, n); };
+  const double t_short = fastest_decode(100'000, tone_79);
+  const double t_long = fastest_decode(1'000'000, tone_79);
+  const double t_noise = fastest_decode(1'000'000, [](uint64_t n) { return gaussian_noise(79, n); });
+  std::cout << "tone at k = 79.5: 1e5 samples " << t_short << " s, 1e6 " << t_long << " s (x" << t_long / t_short
+            << "); noise 1e6 " << t_noise << " s (tone / noise " << t_long / t_noise << ")\n";
+  EXPECT_LT(t_long / t_short, 20.0) << "ten times the samples of a periodic signal take more than 20 times as long";
+  EXPECT_LT(t_long / t_noise, 20.0) << "rejecting a detection at every symbol costs over 20 times the search of noise";
 }
 
 TEST(rx_false_alarm, a_dc_offset_gives_nothing)
