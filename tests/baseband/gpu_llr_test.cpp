@@ -4,7 +4,9 @@
 // equal the CPU's, every non-zero GPU LLR has the sign of the GPU's own payload
 // bit, the int8 values are the CPU's or one step from them (floating-point order:
 // the transforms differ by rounding), and such steps are counted; the f32 values
-// agree to rounding; and the GPU's LLRs are calibrated within 10 % as the CPU's are.
+// agree to rounding; and the GPU's LLRs on the low-SNR captures (3 taps, CFO) are
+// calibrated within 7 % of the identity, the README's claim over multipath, which
+// the CPU's LLRs on the same captures meet (llr_test.cpp: 2.5 % QPSK, 5.6 % 16-QAM).
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/llr_calibration.hpp>
@@ -132,7 +134,7 @@ TEST(gpu_llr_awgn, low_snr_soft_values_agree_and_are_calibrated)
       const auto cal = bb::calibrate_llrs(whd::test::as_floats(gpu32.llr), cap.truth());
       std::cout << what << ": GPU calibration slope " << cal.slope << " over " << cal.bins.size() << " bins\n";
       EXPECT_GE(cal.bins.size(), 10u) << what;
-      EXPECT_NEAR(cal.slope, 1.0, 0.1) << what;
+      EXPECT_NEAR(cal.slope, 1.0, 0.07) << what << ": the README claims 7 % over multipath at this BER";
     }
   }
 }

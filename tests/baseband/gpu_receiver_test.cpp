@@ -96,16 +96,16 @@ TEST_P(gpu_vs_cpu, conformance_capture_equal_for_every_link)
     const auto out = receive(*gpu, reader);
     const std::string what = name + " link " + std::string(tr::to_string(link));
     expect_same_report(out.result, ref.result, what);
+    // The README claims GPU = CPU over every link. Packed cf32 (half: 2^-11 of a value;
+    // int8: half a step of the block's peak / 127) could move a value near a
+    // decision's edge (whd-rx --help says so), but on these captures none moves
+    // (0 bits measured over half and int8 on the uncoded ones; a coded frame's FEC
+    // corrects a moved soft value): a bit that differs here means the claim must be
+    // narrowed, not the test loosened.
     const uint64_t differ = bit_differences(out.payload, ref.payload);
-    if (info.type != whd::datatype::cf32_le || link == tr::link_format::f32) {
-      EXPECT_EQ(differ, 0u) << what << ": the capture crosses as stored";
-    } else {
-      // Packed cf32: quantisation (half: 2^-11 of a value; int8: half a step of the
-      // block's peak / 127) can move only a value near a decision's edge; at these
-      // captures' SNR such bits are rare.
-      std::printf("%s: %llu of %zu payload bits differ from the CPU's\n", what.c_str(), (unsigned long long)differ, 8 * ref.payload.size());
-      EXPECT_LE(differ, 8 * ref.payload.size() / 1000) << what;
-    }
+    EXPECT_EQ(differ, 0u) << what << ": " << differ << " of " << 8 * ref.payload.size() << " payload bits differ from the CPU's"
+                          << (info.type != whd::datatype::cf32_le || link == tr::link_format::f32 ? " (the capture crosses as stored)"
+                                                                                                  : " (packed cf32)");
   }
 }
 

@@ -5,9 +5,14 @@
 //   decision thresholds and on every conformance capture, in every stored form;
 // - the stored forms: int8 = round(LLR x scale) saturated, f16 the nearest binary16;
 // - calibration on AWGN captures from the generator (theory: a calibrated LLR L
-//   gives ln P(0|L)/P(1|L) = L): the fitted slope lies within 10 % of 1, for QPSK
-//   and 16-QAM, with the default channel estimate and with plain least squares (the
-//   noise weight counts the estimate's own error, which differs between the two).
+//   gives ln P(0|L)/P(1|L) = L): with the default channel estimate (what whd-rx
+//   runs) the fitted slope lies within 4 % of 1 on a flat channel, for QPSK and
+//   16-QAM (the setting of the README's BER curves, where it claims 4 %); over 3
+//   taps with CFO at a BER near 10 %, cf32 and quantised as ci8 (the captures
+//   gpu_llr_test.cpp calibrates the GPU's LLRs on), within 7 % (16-QAM at 10 dB:
+//   5.6 %, QPSK 2.5 %: the estimate's own error, larger over taps, is counted by
+//   the noise weight only to first order); with plain least squares, which whd-rx
+//   never runs, within 10 % (7.6 % measured for QPSK at 5 dB).
 #include <whd/baseband/demap.hpp>
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/llr_calibration.hpp>
@@ -248,9 +253,33 @@ struct calibration_case {
   int channel_taps; ///< 0: plain least squares
 };
 
+/// The README's claims: LLRs calibrated within 4 % of the identity on a flat channel
+/// and within 7 % over a multipath channel at a BER near 10 % (default estimate).
+constexpr double FLAT_SLOPE_ERROR = 0.04;
+constexpr double MULTIPATH_SLOPE_ERROR = 0.07;
+/// Plain least squares (never run by whd-rx): no claim, 10 %.
+constexpr double PLAIN_LS_SLOPE_ERROR = 0.10;
+
+/// The calibration slope of the CPU's f32 LLRs on `cap`, its frames checked against `plan`.
+double calibration_slope(const bb::capture_plan& plan, const bb::memory_capture& cap, std::vector<whd::cf32> samples,
+                         int channel_taps, const std::string& what)
+{
+  const whd::transport::memory_source src(std::move(samples));
+  bb::rx_config rc;
+  rc.nof_threads = 2;
+  rc.channel_taps = channel_taps;
+  const auto r = run_soft(src, rc, bb::llr_format::f32);
+  whd::test::check_against_plan(plan, cap.truth(), r.out, what, 2, 2);
+  const auto cal = bb::calibrate_llrs(whd::test::as_floats(r.llr), cap.truth());
+  std::cout << what << ": " << cal.bits << " bits, " << cal.errors << " errors, " << cal.bins.size() << " bins, slope " << cal.slope
+            << "\n";
+  EXPECT_GE(cal.bins.size(), 10u) << what << ": too few populated bins to fit";
+  return cal.slope;
+}
+
 class llr_calibration_awgn : public ::testing::TestWithParam<calibration_case> {};
 
-TEST_P(llr_calibration_awgn, follows_the_identity_within_ten_percent)
+TEST_P(llr_calibration_awgn, follows_the_identity_within_4_percent_or_10_with_plain_ls)
 {
   const auto& c = GetParam();
   bb::capture_config cfg;
@@ -265,20 +294,42 @@ TEST_P(llr_calibration_awgn, follows_the_identity_within_ten_percent)
   cfg.impairments.nof_taps = 1;
   bb::memory_capture cap;
   const auto plan = bb::generate_capture(cfg, cap);
-  const whd::transport::memory_source src(cap.samples());
-  bb::rx_config rc;
-  rc.nof_threads = 2;
-  rc.channel_taps = c.channel_taps;
-  const auto r = run_soft(src, rc, bb::llr_format::f32);
   const std::string what = std::string(p::to_string(c.mod)) + " SNR " + std::to_string(c.snr_dB) + " dB" +
                            (c.channel_taps ? "" : ", plain LS estimate");
-  whd::test::check_against_plan(plan, cap.truth(), r.out, what, 2, 2);
-  const auto l = whd::test::as_floats(r.llr);
-  const auto cal = bb::calibrate_llrs(l, cap.truth());
-  std::cout << what << ": " << cal.bits << " bits, " << cal.errors << " errors, " << cal.bins.size() << " bins, slope " << cal.slope
-            << "\n";
-  ASSERT_GE(cal.bins.size(), 10u) << what << ": too few populated bins to fit";
-  EXPECT_NEAR(cal.slope, 1.0, 0.1) << what;
+  const double slope = calibration_slope(plan, cap, cap.samples(), c.channel_taps, what);
+  EXPECT_NEAR(slope, 1.0, c.channel_taps ? FLAT_SLOPE_ERROR : PLAIN_LS_SLOPE_ERROR) << what;
+}
+
+TEST(llr_calibration_multipath, the_gpu_tests_captures_follow_the_identity_within_7_percent_on_the_cpu)
+{
+  // gpu_llr_test.cpp's low-SNR captures (3 taps, CFO, cf32 and quantised as ci8),
+  // decoded here by the CPU: the GPU's f32 LLRs equal these to rounding, so the GPU
+  // test holds the GPU to the same 7 %.
+  for (auto [mod, snr] : {std::pair{p::modulation::qpsk, 4.0}, std::pair{p::modulation::qam16, 10.0}}) {
+    for (bool quantised : {false, true}) {
+      bb::capture_config cfg;
+      cfg.mods = {mod, mod};
+      cfg.nds = {40, 3};
+      cfg.nof_frames = 60;
+      cfg.lead_samples = 500;
+      cfg.gap_samples = 300;
+      cfg.seed = 23;
+      cfg.impairments.snr_dB = snr;
+      cfg.impairments.random_phase = true;
+      cfg.impairments.nof_taps = 3;
+      cfg.impairments.cfo_Hz = 2e5;
+      bb::memory_capture cap;
+      const auto plan = bb::generate_capture(cfg, cap);
+      std::vector<whd::cf32> samples = cap.samples();
+      if (quantised) {
+        whd::test::quantise_like_ci8(samples);
+      }
+      const std::string what = std::string(p::to_string(mod)) + (quantised ? " ci8-quantised" : " cf32") + " SNR " + std::to_string(snr) +
+                               " dB, 3 taps, seed 23";
+      EXPECT_NEAR(calibration_slope(plan, cap, std::move(samples), bb::rx_config{}.channel_taps, what), 1.0, MULTIPATH_SLOPE_ERROR)
+          << what;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(awgn, llr_calibration_awgn,
