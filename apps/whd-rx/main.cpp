@@ -144,17 +144,18 @@ struct options {
   float llr_scale = 4.0f;
   std::string payload_write = "auto";
   std::string link = "auto";
-  std::size_t batch = 0; ///< 0: the GPU backend's default (gpu_config::symbols_per_batch)
+  // Counts are parsed signed and checked: Boost reads "-1" into an unsigned as its largest value.
+  int64_t batch = 0;     ///< 0: the GPU backend's default (gpu_config::symbols_per_batch)
   int streams = 0;       ///< 0: the GPU backend's default (gpu_config::nof_streams)
   int device = 0;
   std::string gpus = "1";
-  unsigned threads = 0;
+  int64_t threads = 0;
   std::optional<double> sample_rate;
   bool quiet = false;
   int verbose = 0;
   std::string dump;                      // --dump: constellation and channel of chosen frames (JSON)
   std::string dump_frames = "0";         // accepted-frame indices, comma-separated
-  uint32_t dump_symbols = 64;            // data symbols dumped per frame
+  int64_t dump_symbols = 64;             // data symbols dumped per frame
 };
 
 const char* const DESCRIPTION = R"(whd-rx - WirelessHD HRP (WHD-HRP profile 1) receiver
@@ -287,8 +288,12 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     problem = "--link must be auto, f32, half or int8, not '" + o.link + "'";
   } else if (!bb::parse_gpu_count(o.gpus)) {
     problem = "--gpus must be a positive number or 'all', not '" + o.gpus + "'";
-  } else if (o.sample_rate && !(*o.sample_rate > 0.0)) {
-    problem = "--sample-rate must be positive";
+  } else if (o.sample_rate && !(*o.sample_rate > 0.0 && std::isfinite(*o.sample_rate))) {
+    problem = "--sample-rate must be a positive number";
+  } else if (o.batch < 0 || o.streams < 0 || o.device < 0 || o.threads < 0 || o.threads > 65536) {
+    problem = "--batch, --streams and --device must be 0 or more, --threads from 0 to 65536";
+  } else if (o.dump_symbols < 0 || o.dump_symbols > int64_t(UINT32_MAX)) {
+    problem = "--dump-symbols must be 0 or more";
   } else if (o.report.empty()) {
     problem = "--report needs a file name or '-'";
   } else if (o.payload == "-" && o.report == "-") {
@@ -350,9 +355,9 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
   req.nof_gpus = *bb::parse_gpu_count(o.gpus);
   req.gpus_text = o.gpus;
   req.device = o.device;
-  req.batch = o.batch;
+  req.batch = std::size_t(o.batch);
   req.streams = o.streams;
-  req.threads = o.threads;
+  req.threads = unsigned(o.threads);
   auto made = bb::make_receiver(
     req, cfg, capture_type, [&log](const std::string& line) { log.warn("{}", line); },
     [&log](const bb::receiver_choice& c) {
@@ -379,7 +384,7 @@ bool write_dump(const options& o, const tr::sample_source& src, const bb::rx_con
       d.frames.push_back(std::stoull(item));
     }
   }
-  d.max_symbols = o.dump_symbols;
+  d.max_symbols = uint32_t(o.dump_symbols);
   const auto dumps = bb::dump_frames(src, cfg, d);
   std::ofstream f(o.dump);
   f << bb::frame_dumps_json(dumps).dump(1) << "\n";
@@ -450,7 +455,7 @@ int run(const options& o)
   }
   bb::rx_config cfg;
   cfg.stop = &g_stop;
-  cfg.nof_threads = o.threads;
+  cfg.nof_threads = unsigned(o.threads);
   cfg.sample_rate_sps = o.sample_rate.value_or(info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
   cfg.llr.format = *bb::parse_llr_format(o.llr_format);
   cfg.llr.scale = o.llr_scale;
