@@ -108,6 +108,16 @@ void payload_file_sink::flush()
 
 void payload_file_sink::reserve(uint64_t end, payload_write way)
 {
+  if (way != payload_write::pwrite) {
+    // A copy into a mapping past what the disk holds would raise SIGBUS, so the free
+    // space is checked before every mapped write, for the pages it makes: those from
+    // offset_ to end, which the sparse growth below (ftruncate) has not allocated
+    // (another writer filling the disk at the same time is not seen).
+    struct statvfs fs {};
+    if (::fstatvfs(fd_, &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < end - std::min(end, offset_)) {
+      throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(ENOSPC));
+    }
+  }
   if (end <= reserved_) {
     return;
   }
@@ -128,13 +138,9 @@ void payload_file_sink::reserve(uint64_t end, payload_write way)
     return;
   }
   // The file grows sparse (ftruncate), so that the copies' page faults allocate its
-  // pages in parallel; fallocate would zero every page first, on one thread. A copy
-  // into a mapping past what the disk holds would raise SIGBUS, so the free space is
-  // checked first (another writer filling the disk at the same time is not seen).
-  struct statvfs fs {};
-  if (::fstatvfs(fd_, &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < want - reserved_) {
-    throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(ENOSPC));
-  }
+  // pages in parallel; fallocate would zero every page first, on one thread. The
+  // free space was checked above for the pages this write makes; the growth past
+  // them stays sparse.
   if (::ftruncate(fd_, off_t(want)) != 0) {
     throw std::runtime_error("cannot write payload file '" + path_ + "': " + std::strerror(errno));
   }
