@@ -45,6 +45,15 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path)
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+uint64_t mix_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+  uint64_t x = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xBF58476D1CE4E5B9ull) ^ (c * 0x94D049BB133111EBull);
+  x ^= x >> 31;
+  x *= 0xD6E8FEB86659FD93ull;
+  x ^= x >> 32;
+  return x;
+}
+
 std::string format_value(const char* spec, double v)
 {
   char buf[64];

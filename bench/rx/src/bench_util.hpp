@@ -45,6 +45,10 @@ private:
 /// Bit differences over the common length, plus 8 per byte of length difference.
 uint64_t bit_differences(std::span<const uint8_t> a, std::span<const uint8_t> b);
 
+/// A seed for item (a, b, c) of a run seeded with `seed`: the streams of different items
+/// are unrelated (a splitmix-style finaliser over the mixed words).
+uint64_t mix_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
+
 /// The wall clock the benchmarks time regions with.
 using steady = std::chrono::steady_clock;
 

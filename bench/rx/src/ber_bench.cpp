@@ -94,15 +94,6 @@ struct subject {
   std::optional<bb::llr_calibrator> calibrator;
 };
 
-uint64_t mix_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
-{
-  uint64_t x = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xBF58476D1CE4E5B9ull) ^ (c * 0x94D049BB133111EBull);
-  x ^= x >> 31;
-  x *= 0xD6E8FEB86659FD93ull;
-  x ^= x >> 32;
-  return x;
-}
-
 /// Bits compared, bit errors and frames missed of one run against the plan.
 void tally(const bb::capture_plan& plan, const std::vector<uint8_t>& truth, const bb::receive_result& res,
            const std::vector<uint8_t>& payload, ber_point& acc, const bb::memory_sink* llr, std::optional<bb::llr_calibrator>& cal)

@@ -46,15 +46,6 @@ std::vector<double> default_coded_grid(int mcs)
 
 namespace {
 
-uint64_t mix(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
-{
-  uint64_t x = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xBF58476D1CE4E5B9ull) ^ (c * 0x94D049BB133111EBull);
-  x ^= x >> 31;
-  x *= 0xD6E8FEB86659FD93ull;
-  x ^= x >> 32;
-  return x;
-}
-
 void add(coded_tally& t, std::span<const uint8_t> got, std::span<const uint8_t> want, uint32_t rs_failed)
 {
   const uint64_t e = bit_differences(got, want);
@@ -239,7 +230,7 @@ coded_ber_result run_coded_ber_bench(const coded_ber_config& cfg, const std::fun
         const uint64_t frame_bits = g.info_bytes * 8;
         // The seed of chunk c's capture: the genie takes its channel from it too.
         const auto chunk_seed = [&](std::size_t point, uint64_t c) {
-          return mix(cfg.seed ^ 0x5bd1e995u, uint64_t(mcs) * 16 + uint64_t(taps), point, c);
+          return mix_seed(cfg.seed ^ 0x5bd1e995u, uint64_t(mcs) * 16 + uint64_t(taps), point, c);
         };
         const uint64_t nof_frames = (cfg.min_info_bits + frame_bits - 1) / frame_bits;
         // The genie's rows: frames spread over the threads.
@@ -253,7 +244,7 @@ coded_ber_result run_coded_ber_bench(const coded_ber_config& cfg, const std::fun
               coded_tally a, b, c;
               for (uint64_t f; (f = next.fetch_add(1)) < nof_frames;) {
                 genie_frame(g, taps, chunk_seed(pi, f / cfg.frames_per_chunk), std::pow(10.0, es_n0_dB / 10.0),
-                            mix(cfg.seed, uint64_t(mcs) * 16 + uint64_t(taps), pi, f), a, b, c);
+                            mix_seed(cfg.seed, uint64_t(mcs) * 16 + uint64_t(taps), pi, f), a, b, c);
               }
               std::lock_guard lk(m);
               merge(genie, a);
