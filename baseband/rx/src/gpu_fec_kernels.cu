@@ -65,38 +65,6 @@ __device__ __forceinline__ int job_of(const uint64_t* at, int njobs, uint64_t i)
 /// Parity of r & g.
 __device__ __forceinline__ constexpr unsigned parity7(unsigned v) { return (v ^ (v >> 1) ^ (v >> 2) ^ (v >> 3) ^ (v >> 4) ^ (v >> 5) ^ (v >> 6)) & 1u; }
 
-/// Trellis step n of encoder stream c (depunctured on the fly: the outputs its period
-/// kept): the metrics m to nm, and the step's 64 decisions to *dec (state j's in bit j).
-__device__ __forceinline__ void viterbi_step(const fec_job& job, const int8_t* c, uint64_t n, const int (&m)[fec::NOF_STATES],
-                                             int (&nm)[fec::NOF_STATES], uint64_t* dec)
-{
-  int l[3] = {0, 0, 0};
-  const uint64_t period = n / job.pin;
-  const auto jj = unsigned(n - period * job.pin);
-  if (period < job.periods) {
-    for (unsigned i = 0; i < job.pout; ++i) {
-      if (job.input[i] == jj) {
-        l[job.which[i]] = c[period * job.pout + i];
-      }
-    }
-  }
-  const int b0 = l[0] + l[1] + l[2], b1 = l[0] + l[1] - l[2], b2 = l[0] - l[1] + l[2], b3 = l[0] - l[1] - l[2];
-  uint32_t lo = 0, hi = 0;
-#pragma unroll
-  for (int b = 0; b < fec::NOF_STATES / 2; ++b) {
-    const unsigned r2 = 2u * unsigned(b);
-    const unsigned code = parity7(r2 & 0133u) << 2 | parity7(r2 & 0171u) << 1 | parity7(r2 & 0165u);
-    const int mm = code == 0 ? b0 : code == 1 ? b1 : code == 2 ? b2 : code == 3 ? b3 : code == 4 ? -b3 : code == 5 ? -b2 : code == 6 ? -b1 : -b0;
-    const int a = m[2 * b] + mm, bb = m[2 * b + 1] - mm;
-    const int cc = m[2 * b] - mm, d = m[2 * b + 1] + mm;
-    nm[b] = bb > a ? bb : a;
-    nm[b + 32] = d > cc ? d : cc;
-    lo |= uint32_t(bb > a) << b;
-    hi |= uint32_t(d > cc) << b;
-  }
-  *dec = uint64_t(hi) << 32 | lo;
-}
-
 /// One tile per thread, as fec::decode_tile_reference: int32 metrics (exact over a
 /// tile), ties to decision 0, traceback from state 0 at a stream's end, else from the
 /// largest metric (lowest state among equals). Decisions go to dec[step][thread].
@@ -123,15 +91,34 @@ __global__ void __launch_bounds__(VITERBI_THREADS) viterbi_kernel(const fec_job*
   for (int s = 0; s < fec::NOF_STATES; ++s) {
     m[s] = s == 0 ? 0 : from_start ? fec::START_OTHER : 0;
   }
-  // Two steps at a time, the metrics going m -> nm -> m, so that they never move.
-  int nm[fec::NOF_STATES];
-  uint64_t n = t.run_first;
-  for (; n + 1 < t.run_end; n += 2) {
-    viterbi_step(job, c, n, m, nm, dec + (n - t.run_first) * ntiles + tid);
-    viterbi_step(job, c, n + 1, nm, m, dec + (n + 1 - t.run_first) * ntiles + tid);
-  }
-  if (n < t.run_end) {
-    viterbi_step(job, c, n, m, nm, dec + (n - t.run_first) * ntiles + tid);
+  for (uint64_t n = t.run_first; n < t.run_end; ++n) {
+    // Depunctured on the fly: the outputs of step n that its period kept.
+    int l[3] = {0, 0, 0};
+    const uint64_t period = n / job.pin;
+    const auto jj = unsigned(n - period * job.pin);
+    if (period < job.periods) {
+      for (unsigned i = 0; i < job.pout; ++i) {
+        if (job.input[i] == jj) {
+          l[job.which[i]] = c[period * job.pout + i];
+        }
+      }
+    }
+    const int b0 = l[0] + l[1] + l[2], b1 = l[0] + l[1] - l[2], b2 = l[0] - l[1] + l[2], b3 = l[0] - l[1] - l[2];
+    int nm[fec::NOF_STATES];
+    uint32_t lo = 0, hi = 0;
+#pragma unroll
+    for (int b = 0; b < fec::NOF_STATES / 2; ++b) {
+      const unsigned r2 = 2u * unsigned(b);
+      const unsigned code = parity7(r2 & 0133u) << 2 | parity7(r2 & 0171u) << 1 | parity7(r2 & 0165u);
+      const int mm = code == 0 ? b0 : code == 1 ? b1 : code == 2 ? b2 : code == 3 ? b3 : code == 4 ? -b3 : code == 5 ? -b2 : code == 6 ? -b1 : -b0;
+      const int a = m[2 * b] + mm, bb = m[2 * b + 1] - mm;
+      const int cc = m[2 * b] - mm, d = m[2 * b + 1] + mm;
+      nm[b] = bb > a ? bb : a;
+      nm[b + 32] = d > cc ? d : cc;
+      lo |= uint32_t(bb > a) << b;
+      hi |= uint32_t(d > cc) << b;
+    }
+    dec[(n - t.run_first) * ntiles + tid] = uint64_t(hi) << 32 | lo;
 #pragma unroll
     for (int s = 0; s < fec::NOF_STATES; ++s) {
       m[s] = nm[s];
