@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -134,11 +135,22 @@ void expect_gpu_equals_cpu(const bb::capture_config& cc, std::size_t symbols_per
   const bb::capture_plan plan = bb::generate_capture(cc, cap);
   const whd::transport::memory_source src(cap.samples());
   bb::rx_config cfg;
-  bb::memory_sink cpu_sink, gpu_sink;
+  bb::memory_sink cpu_sink, gpu_sink, cpu_llr, gpu_llr;
+  cfg.llr = {&cpu_llr, bb::llr_format::int8, 4.0f}; // the soft output beside the FEC's own soft values
   const auto cpu = bb::make_cpu_receiver(cfg)->run(src, cpu_sink);
   bb::gpu_config g;
   g.symbols_per_batch = symbols_per_batch;
+  cfg.llr.sink = &gpu_llr;
   const auto gpu = bb::make_gpu_receiver(cfg, g)->run(src, gpu_sink);
+  // The soft output of every symbol, coded or not: int8 values a rounding step apart at most.
+  ASSERT_EQ(gpu_llr.bytes().size(), cpu_llr.bytes().size()) << what;
+  std::size_t apart = 0;
+  for (std::size_t i = 0; i < cpu_llr.bytes().size(); ++i) {
+    const int d = int(int8_t(gpu_llr.bytes()[i])) - int(int8_t(cpu_llr.bytes()[i]));
+    EXPECT_LE(std::abs(d), 1) << what << " soft value " << i;
+    apart += d != 0 ? 1 : 0;
+  }
+  std::printf("%s: %zu of %zu int8 soft values a step apart\n", what.c_str(), apart, cpu_llr.bytes().size());
   ASSERT_EQ(gpu.frames.size(), cpu.frames.size()) << what;
   for (std::size_t i = 0; i < cpu.frames.size(); ++i) {
     EXPECT_EQ(gpu.frames[i].mcs, cpu.frames[i].mcs) << what << " frame " << i;

@@ -18,6 +18,7 @@
 #include <whd/baseband/llr_calibration.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/tone_math.hpp>
+#include <whd/fec/coded_tx.hpp>
 #include <whd/transport/capture.hpp>
 
 #include "rx_test_util.hpp"
@@ -339,5 +340,52 @@ INSTANTIATE_TEST_SUITE_P(awgn, llr_calibration_awgn,
                            return std::string(p::to_string(param_info.param.mod)) + "_" + std::to_string(int(param_info.param.snr_dB)) + "dB" +
                                   (param_info.param.channel_taps ? "" : "_plain_ls");
                          });
+
+} // namespace
+
+namespace {
+
+TEST(llr_coded, a_coded_frame_gives_the_soft_values_of_its_coded_bits_in_transmission_order)
+{
+  // Profile 2 §3: for a coded frame --llr writes the demapper's values of its coded bits
+  // (what the FEC reads), as for an uncoded frame; the payload is the information bytes.
+  bb::capture_config cc;
+  cc.mcs = {0, 2, whd::profile::NO_MCS, 7};
+  cc.mods = {p::modulation::qam16};
+  cc.nds = {5, 9};
+  cc.nof_frames = 4;
+  cc.impairments.snr_dB = 30.0;
+  cc.seed = 12;
+  bb::memory_capture cap;
+  const auto plan = bb::generate_capture(cc, cap);
+  const whd::transport::memory_source src(cap.samples());
+  bb::rx_config cfg;
+  cfg.nof_threads = 2;
+  const auto r = run_soft(src, cfg, bb::llr_format::f32);
+  ASSERT_EQ(r.out.result.frames.size(), 4u);
+  EXPECT_EQ(r.out.payload, cap.truth()) << "the information bytes, and the uncoded frame's";
+  const auto soft = whd::test::as_floats(r.llr);
+  // The transmitted bits of each frame: for a coded frame its coded bits (the
+  // modulator's bytes), for the uncoded one its payload.
+  std::size_t at = 0, truth_at = 0, wrong = 0, bits = 0;
+  for (const auto& f : plan.frames) {
+    std::vector<uint8_t> sent;
+    const auto info = std::span<const uint8_t>(cap.truth()).subspan(truth_at, f.payload_bytes);
+    if (f.mcs != p::NO_MCS) {
+      sent = whd::fec::encode_frame(whd::fec::geometry(f.mcs, f.nd), info);
+    } else {
+      sent.assign(info.begin(), info.end());
+    }
+    for (std::size_t i = 0; i < sent.size() * 8; ++i) {
+      const bool one = (sent[i / 8] >> (7 - i % 8)) & 1u;
+      wrong += (soft.at(at + i) < 0.0f) != one ? 1 : 0;
+    }
+    at += sent.size() * 8;
+    bits += sent.size() * 8;
+    truth_at += f.payload_bytes;
+  }
+  EXPECT_EQ(soft.size(), at) << "one value per transmitted bit of every frame";
+  EXPECT_EQ(wrong, 0u) << "at 30 dB every value's sign is the bit sent, of " << bits;
+}
 
 } // namespace
