@@ -26,13 +26,16 @@ std::vector<int8_t> random_soft(uint64_t nin, int kind, std::mt19937& rng)
   return s;
 }
 
-TEST(viterbi, vectorised_tiles_equal_the_reference)
+class viterbi_isas : public ::testing::TestWithParam<viterbi_isa> {};
+
+TEST_P(viterbi_isas, vectorised_tiles_equal_the_reference)
 {
-  if (!viterbi_vectorised()) {
-    GTEST_SKIP() << "this processor has no AVX2: decode_tiles is the reference";
+  const viterbi_isa isa = GetParam();
+  if (!viterbi_isa_available(isa)) {
+    GTEST_SKIP() << "this processor has no " << to_string(isa);
   }
   std::mt19937 rng(11);
-  std::printf("seed 11\n");
+  std::printf("seed 11, %s\n", to_string(isa));
   // Streams of one tile, of a tile and a step, of many; every kind of soft value.
   const uint64_t lengths[] = {12, 100, TILE, TILE + 1, TILE + DEPTH, 3 * TILE + 7, 5000, 20000};
   std::vector<std::vector<int8_t>> soft;
@@ -55,18 +58,21 @@ TEST(viterbi, vectorised_tiles_equal_the_reference)
     }
   }
   // In order, batches of one stream's inner tiles (the decoder's aligned path) ...
-  decode_tiles(jobs);
+  decode_tiles(jobs, isa);
   for (std::size_t i = 0; i < soft.size(); ++i) {
     EXPECT_EQ(got[i], want[i]) << "in order: stream " << i << " of " << nin[i] << " steps, kind " << i % 3;
     std::fill(got[i].begin(), got[i].end(), 0);
   }
   // ... and shuffled, batches that mix streams, tile shapes and starting rules.
   std::shuffle(jobs.begin(), jobs.end(), rng);
-  decode_tiles(jobs);
+  decode_tiles(jobs, isa);
   for (std::size_t i = 0; i < soft.size(); ++i) {
     EXPECT_EQ(got[i], want[i]) << "shuffled: stream " << i << " of " << nin[i] << " steps, kind " << i % 3;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(every, viterbi_isas, ::testing::Values(viterbi_isa::avx2, viterbi_isa::avx512),
+                         [](const auto& p) { return p.param == viterbi_isa::avx2 ? std::string("avx2") : std::string("avx512"); });
 
 TEST(viterbi, tiles_decode_a_noiseless_stream_exactly)
 {

@@ -56,7 +56,7 @@ std::size_t gpu_coded_decoder::device_bytes() const noexcept
   return dec_.size_bytes() + decoded_.size_bytes() + d_desc_.size_bytes();
 }
 
-void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d_rs, cudaStream_t stream, cudaEvent_t viterbi_done)
+void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d_rs, cuda::stream_ref stream, cudaEvent_t viterbi_done)
 {
   const std::size_t n = frames.size();
   if (n > cap_.max_frames) {

@@ -310,41 +310,61 @@ __device__ __forceinline__ int modnn(int x)
   return x;
 }
 
-/// libfec's syndromes of data[0 .. n) (data[0] the highest degree), as field elements.
-__device__ __forceinline__ void syndromes(const uint8_t* data, int n, int (&s)[NROOTS])
+/// The GF tables a block of the RS kernels keeps in shared memory (constant memory
+/// would serialise a warp's different indices): libfec's alpha_to and index_of, and
+/// mul[i][x] = x alpha^(i + 1), the product libfec's syndrome step takes in the log domain.
+struct gf_shared {
+  uint8_t alpha_to[256];
+  uint8_t index_of[256];
+  uint8_t mul[NROOTS][256];
+};
+
+/// Fills `t` (every thread of the block takes part, then waits for the others).
+__device__ void load_gf(gf_shared& t)
 {
-  const uint8_t* alpha_to = D_GF.alpha_to;
-  const uint8_t* index_of = D_GF.index_of;
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x) {
+    t.alpha_to[i] = D_GF.alpha_to[i];
+    t.index_of[i] = D_GF.index_of[i];
+  }
+  for (unsigned i = threadIdx.x; i < NROOTS * 256; i += blockDim.x) {
+    const unsigned r = i / 256, x = i % 256;
+    t.mul[r][x] = x == 0 ? uint8_t(0) : D_GF.alpha_to[modnn(D_GF.index_of[x] + int(r) + 1)];
+  }
+  __syncthreads();
+}
+
+/// libfec's syndromes of bytes byte(0 .. n) (byte(0) the highest degree), as field
+/// elements: s_i = s_i alpha^(i + 1) + byte(j), the same field arithmetic as libfec's
+/// (s_i == 0 ? d : d ^ alpha_to[index_of[s_i] + i + 1]).
+template <typename BYTE>
+__device__ __forceinline__ void syndromes(BYTE byte, int n, const gf_shared& t, int (&s)[NROOTS])
+{
+  const int d0 = byte(0);
+  WHD_FEC_UNROLL
   for (int i = 0; i < NROOTS; ++i) {
-    s[i] = data[0];
+    s[i] = d0;
   }
   for (int j = 1; j < n; ++j) {
-    const int dj = data[j];
-WHD_FEC_UNROLL
+    const int dj = byte(j);
+    WHD_FEC_UNROLL
     for (int i = 0; i < NROOTS; ++i) {
-      s[i] = s[i] == 0 ? dj : dj ^ alpha_to[modnn(index_of[s[i]] + (1 + i))];
+      s[i] = t.mul[i][s[i]] ^ dj;
     }
   }
 }
 
-/// reed_solomon.hpp's rs_decode of a codeword of n = k + 8 bytes in place: libfec's
-/// decode_rs_char (fcr 1, prim 1, 8 roots, pad 255 - n) step for step, a correction
+/// reed_solomon.hpp's rs_decode of a codeword of n = k + 8 bytes whose syndromes `s`
+/// (syndromes()) are not all zero, in place: libfec's decode_rs_char (fcr 1, prim 1,
+/// 8 roots, pad 255 - n) from its Berlekamp-Massey on, step for step, a correction
 /// standing only when it has at most 4 bytes and leaves a codeword.
 /// @return the bytes corrected, or -1 (data then as received)
-__device__ int rs_decode_device(uint8_t* data, int n)
+__device__ int rs_correct(uint8_t* data, int n, int (&s)[NROOTS], const gf_shared& gf)
 {
-  const uint8_t* alpha_to = D_GF.alpha_to;
-  const uint8_t* index_of = D_GF.index_of;
+  const uint8_t* alpha_to = gf.alpha_to;
+  const uint8_t* index_of = gf.index_of;
   const int pad = GF_NN - n;
-  int s[NROOTS];
-  syndromes(data, n, s);
-  int syn_error = 0;
   for (int i = 0; i < NROOTS; ++i) {
-    syn_error |= s[i];
     s[i] = index_of[s[i]];
-  }
-  if (syn_error == 0) {
-    return 0;
   }
   // Berlekamp-Massey (no erasures).
   int lambda[NROOTS + 1], b[NROOTS + 1], t[NROOTS + 1];
@@ -460,7 +480,7 @@ __device__ int rs_decode_device(uint8_t* data, int n)
   // The corrected word must be a codeword, else the received word is restored (the
   // same values XORed again).
   int s2[NROOTS];
-  syndromes(data, n, s2);
+  syndromes([data](int j) { return int(data[j]); }, n, gf, s2);
   int left = 0;
   for (int i = 0; i < NROOTS; ++i) {
     left |= s2[i];
@@ -476,6 +496,8 @@ __device__ int rs_decode_device(uint8_t* data, int n)
 
 __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs, int nof_frames, uint64_t words, rs_stats* rs)
 {
+  __shared__ gf_shared gf;
+  load_gf(gf);
   const uint64_t w = uint64_t(blockIdx.x) * RS_THREADS + threadIdx.x;
   if (w >= words) {
     return;
@@ -487,13 +509,30 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs,
   const int n = k + RS_PARITY;
   // Un-parsing (§2.3): RS stream byte i went to encoder i mod 8, its byte i / 8.
   const uint64_t at = cw * RS_N;
+  const uint8_t* decoded = f.decoded;
+  const uint64_t q = f.q;
+  const auto byte = [=](int b) {
+    const uint64_t i = at + uint64_t(b);
+    return int(decoded[(i % NOF_ENCODERS) * q + i / NOF_ENCODERS]);
+  };
+  uint8_t* info = f.info + cw * RS_K;
+  int s[NROOTS];
+  syndromes(byte, n, gf, s);
+  int syn_error = 0;
+  for (int i = 0; i < NROOTS; ++i) {
+    syn_error |= s[i];
+  }
+  if (syn_error == 0) {
+    for (int b = 0; b < k; ++b) {
+      info[b] = uint8_t(byte(b));
+    }
+    return;
+  }
   uint8_t data[RS_N];
   for (int b = 0; b < n; ++b) {
-    const uint64_t i = at + uint64_t(b);
-    data[b] = f.decoded[(i % NOF_ENCODERS) * f.q + i / NOF_ENCODERS];
+    data[b] = uint8_t(byte(b));
   }
-  const int count = rs_decode_device(data, n);
-  uint8_t* info = f.info + cw * RS_K;
+  const int count = rs_correct(data, n, s, gf);
   for (int b = 0; b < k; ++b) {
     info[b] = data[b];
   }
@@ -506,6 +545,8 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs,
 
 __global__ void __launch_bounds__(RS_THREADS) rs_words_kernel(uint8_t* words, const int* lengths, int* result, int count)
 {
+  __shared__ gf_shared gf;
+  load_gf(gf);
   const int w = int(blockIdx.x) * RS_THREADS + int(threadIdx.x);
   if (w >= count) {
     return;
@@ -516,7 +557,13 @@ __global__ void __launch_bounds__(RS_THREADS) rs_words_kernel(uint8_t* words, co
   for (int b = 0; b < n; ++b) {
     data[b] = word[b];
   }
-  result[w] = rs_decode_device(data, n);
+  int s[NROOTS];
+  syndromes([&data](int j) { return int(data[j]); }, n, gf, s);
+  int syn_error = 0;
+  for (int i = 0; i < NROOTS; ++i) {
+    syn_error |= s[i];
+  }
+  result[w] = syn_error == 0 ? 0 : rs_correct(data, n, s, gf);
   for (int b = 0; b < n; ++b) {
     word[b] = data[b];
   }

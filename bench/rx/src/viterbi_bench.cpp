@@ -117,16 +117,21 @@ viterbi_bench_result run_viterbi_bench(const viterbi_bench_config& cfg, const st
         jobs.push_back({soft[i].data(), nin, k, nbits, out[i].data()});
       }
     }
-    r.rows.push_back(time_rows(cfg, r.vectorised ? "whd-rx (AVX2, 16 tiles at once)" : "whd-rx (reference)", fec::to_string(rate),
-                               nbits * ss.size(), [&] { fec::decode_tiles(jobs); },
-                               [&] {
-                                 uint64_t e = 0;
-                                 for (std::size_t i = 0; i < ss.size(); ++i) {
-                                   e += errors_of(out[i], ss[i].u, nbits);
-                                 }
-                                 return e;
-                               }));
-    progress(r.rows.back().decoder + " rate " + r.rows.back().rate + ": " + format_value("%.1f", r.rows.back().mbps()) + " Mb/s");
+    for (const auto isa : {fec::viterbi_isa::avx512, fec::viterbi_isa::avx2}) {
+      if (!fec::viterbi_isa_available(isa)) {
+        continue;
+      }
+      r.rows.push_back(time_rows(cfg, std::string("whd-rx (") + fec::to_string(isa) + ")", fec::to_string(rate), nbits * ss.size(),
+                                 [&] { fec::decode_tiles(jobs, isa); },
+                                 [&] {
+                                   uint64_t e = 0;
+                                   for (std::size_t i = 0; i < ss.size(); ++i) {
+                                     e += errors_of(out[i], ss[i].u, nbits);
+                                   }
+                                   return e;
+                                 }));
+      progress(r.rows.back().decoder + " rate " + r.rows.back().rate + ": " + format_value("%.1f", r.rows.back().mbps()) + " Mb/s");
+    }
     if (rate != fec::code_rate::r1_2) {
       continue;
     }

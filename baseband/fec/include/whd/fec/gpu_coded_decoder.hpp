@@ -72,7 +72,7 @@ public:
   /// @param stream the stream the work goes on
   /// @param viterbi_done optional event recorded between the Viterbi and the RS kernels (timing)
   /// @throws std::length_error past the capacity, std::invalid_argument for a null pointer
-  void run(std::span<const gpu_coded_frame> frames, rs_stats* d_rs, cudaStream_t stream,
+  void run(std::span<const gpu_coded_frame> frames, rs_stats* d_rs, cuda::stream_ref stream,
            cudaEvent_t viterbi_done = nullptr);
 
   /// Selects the Viterbi kernel's form (the same bits; for benchmarks and tests).
