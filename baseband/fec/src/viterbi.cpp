@@ -384,8 +384,8 @@ bool viterbi_vectorised() noexcept { return have_avx2(); }
 
 viterbi_isa best_viterbi_isa() noexcept
 {
-  // AVX2 before AVX-512: on the development machine's Xeon the 32-lane decoder ran at
-  // fewer decoded bits a second than AVX2 (whd-bench viterbi); it stays for the bench.
+  // AVX2 before AVX-512: on the development machine's Xeon the 32-lane decoder decodes
+  // fewer bits a second than the 16-lane one (whd-bench viterbi); it stays for the bench.
   return have_avx2() ? viterbi_isa::avx2 : have_avx512() ? viterbi_isa::avx512 : viterbi_isa::reference;
 }
 
