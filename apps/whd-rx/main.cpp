@@ -158,19 +158,24 @@ struct options {
   int64_t dump_symbols = 64;             // data symbols dumped per frame
 };
 
-const char* const DESCRIPTION = R"(whd-rx - WirelessHD HRP (WHD-HRP profile 1) receiver
+const char* const DESCRIPTION = R"(whd-rx - WirelessHD HRP (WHD-HRP profiles 1 and 2) receiver
 
 Usage: whd-rx CAPTURE [options]
 
 Finds every frame in CAPTURE (preamble detection, CFO, timing, channel estimate,
-header with CRC, pilot phase tracking, QPSK/16-QAM demapping) and writes
-  - the payload bytes of every accepted frame, in capture order (-o),
-  - optionally their soft decisions, one LLR per payload bit (--llr), and
+header with CRC, pilot phase tracking, QPSK/16-QAM demapping; for coded frames of
+profile 2, MCS 0, 1, 2, 7: de-whitening, de-interleaving, soft Viterbi and
+RS(224,216)) and writes
+  - the payload of every accepted frame, in capture order (-o): an uncoded frame's
+    symbols' bits, a coded frame's L information bytes (none when it is truncated;
+    a codeword RS cannot correct is written as received and counted),
+  - optionally the soft decisions of every transmitted bit (--llr), and
   - a JSON report (--report): frames with start, mod, nd, seq, symbols,
-    truncated, cfo_hz, snr_db, payload_offset, payload_bytes; header failures;
-    timing (ns per data symbol, x real time, raw Gbps). A report file gets its
-    frames while the capture decodes (a run that fails removes it); a report on
-    standard output is written once the run is over.
+    truncated, cfo_hz, snr_db, payload_offset, payload_bytes (coded frames add
+    mcs, rs_corrected, rs_failed); header failures (reason crc, mode, nd);
+    timing (ns per data symbol, x real time, raw Gbps, info Gbps per second of
+    air). A report file gets its frames while the capture decodes (a run that
+    fails removes it); a report on standard output is written once the run is over.
 
 CAPTURE is a SigMF recording (NAME, NAME.sigmf-meta or NAME.sigmf-data) with
 core:datatype cf32_le, ci16_le or ci8, or a raw interleaved file whose extension
