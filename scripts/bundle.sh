@@ -29,7 +29,7 @@ fi
 cp -r "$here/../scripts" "$dist/scripts"
 # The commit it was built from, for the results (a changed tree says so).
 { git -C "$WHD_ROOT" rev-parse --short HEAD | tr -d '\n'; git -C "$WHD_ROOT" diff --quiet HEAD || echo -n "-dirty"; echo; } >"$dist/COMMIT"
-# The Python tests (scripts/python_device_round.sh runs them there).
+# The Python tests (scripts/device/python_device_round.sh runs them there).
 mkdir -p "$dist/tests"
 cp -r "$here/../tests/python" "$dist/tests/python"
 # The Python module whdrx (built for the interpreter in python/whdrx.env), when built.

@@ -1,5 +1,5 @@
 // No frame in captures that hold none, on both backends, at a size set by
-// WHD_FALSE_ALARM_SAMPLES (default 2e7 samples a kind; issue 19 asks 1e9, run on
+// WHD_FALSE_ALARM_SAMPLES (default 2e7 samples a kind; 1e9 is run on
 // the GPU machine): complex Gaussian noise, all-zero samples, a tone between bins
 // (the largest preamble leakage) over noise at -30 dB, and a DC offset over noise at
 // -6 dB. The tone and the offset repeat at lag 576, so the search flags a candidate

@@ -1,6 +1,6 @@
 """The GPU path of whdrx and whdrx.batch, against the conformance captures' truth and
 against the CPU reference in the same process. Run where a CUDA device is present (the
-GPU machine's round, scripts/python_device_round.sh); skipped, with the reason, where
+GPU machine's round, scripts/device/python_device_round.sh); skipped, with the reason, where
 there is none (CI)."""
 
 import json

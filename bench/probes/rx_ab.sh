@@ -14,7 +14,7 @@
 # (otherwise every run overwrites the files of the run before: opening them truncates,
 # and the kernel frees their pages first); the removals' own time is printed apart.
 # WHD_AB_BACKEND picks the backend (gpu unless set; cpu to time the CPU backend).
-# Usage (device, carry dist): scripts/experiments/rx_ab.sh dist RX_A RX_B [REPEATS]
+# Usage (device, carry dist): bench/probes/rx_ab.sh dist RX_A RX_B [REPEATS]
 set -uo pipefail
 dist=${1:-dist} a=$2 b=$3 repeats=${4:-5}
 export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

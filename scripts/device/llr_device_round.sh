@@ -3,7 +3,7 @@
 # and racecheck too), the calibration of the CPU's and the GPU's LLRs over the BER
 # curves (whd-bench ber), and what --llr costs the whole whd-rx process on long
 # frames and packets (ci8 captures in /dev/shm, payload and LLRs written there).
-# Usage (device `carry: ["dist"]`): scripts/llr_device_round.sh dist [REPEATS]
+# Usage (device `carry: ["dist"]`): scripts/device/llr_device_round.sh dist [REPEATS]
 # Writes $OUT/{llr-speed.md,ber.json,ber.md,logs.tgz} (or ./out-llr).
 set -uo pipefail
 dist=${1:-dist}

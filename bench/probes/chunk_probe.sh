@@ -4,7 +4,7 @@
 # names the captures (default: long-ci8 packets-ci8); tiny16 is the tiny frames
 # (100 000 x 4) 16 times over, 1.6 million frames in 3 s of air, raw ci8;
 # WHD_PROBE_ARGS the option sets, separated by ';'.
-# Usage (device, carry dist): scripts/experiments/chunk_probe.sh dist
+# Usage (device, carry dist): bench/probes/chunk_probe.sh dist
 dist=${1:-dist}
 export LD_LIBRARY_PATH=$dist/lib
 d=/dev/shm/whd-shapes; mkdir -p $d

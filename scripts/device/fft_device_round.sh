@@ -2,7 +2,7 @@
 # One round of the FFT on a GPU machine: GPU tests, the benchmark with tuning, an
 # Nsight Compute look at the chosen kernels and cuFFT's, then compute-sanitizer
 # memcheck and racecheck on the small GPU tests. Logs go to $OUT (or ./out-fft).
-# Usage (device `carry: ["dist-fft"]`): scripts/fft_device_round.sh dist-fft
+# Usage (device `carry: ["dist-fft"]`): scripts/device/fft_device_round.sh dist-fft
 set -uo pipefail
 dist=${1:-dist-fft}
 out=${OUT:-out-fft}

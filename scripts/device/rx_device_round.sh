@@ -2,7 +2,7 @@
 # One round of the receive chain on a GPU machine: GPU tests, compute-sanitizer
 # memcheck and racecheck, whd-rx --backend gpu on every conformance capture, and
 # whd-bench pipeline. Logs go to $OUT (or ./out-rx); a short table is printed last.
-# Usage (device `carry: ["dist"]`): scripts/rx_device_round.sh dist [pipeline options...]
+# Usage (device `carry: ["dist"]`): scripts/device/rx_device_round.sh dist [pipeline options...]
 set -uo pipefail
 dist=${1:-dist}
 shift || true
@@ -19,7 +19,7 @@ echo "== gpu tests"
 gpu_tests 240
 echo "== sanitizers (baseband_gpu_tests)"
 # The out-of-memory test provokes failing allocations on purpose: memcheck would
-# count them as API errors, so it runs apart (scripts/scale_device_round.sh).
+# count them as API errors, so it runs apart (scripts/device/scale_device_round.sh).
 oom=gpu_faults.short_device_memory_at_start_halves_the_batch_and_decodes_the_truth
 for tool in memcheck racecheck; do
   timeout 240 "$san" --tool "$tool" --error-exitcode 3 "$dist/bin/baseband_gpu_tests" --gtest_filter=-$oom >"$out/sanitizer-$tool.log" 2>&1

@@ -16,7 +16,7 @@
 //            are registered is copied from them (a window in registration is waited for).
 // Reports GB/s of capture from the first chunk to the last copy done, and how many
 // chunks went each way; unregistration is timed apart.
-// Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/experiments/hybrid_feed_probe.cu -o hybrid_feed_probe -lpthread
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 bench/probes/hybrid_feed_probe.cu -o hybrid_feed_probe -lpthread
 // Usage: hybrid_feed_probe FILE MODE [chunk MiB=32] [window MiB=64] [threads=8] [slots=4]
 #include "probe_util.hpp"
 

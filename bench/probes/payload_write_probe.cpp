@@ -28,7 +28,7 @@
 // (whd-rx's own ways, split included, are measured through the sink itself by
 // sink_write_probe.cpp.)
 // Median of 3 runs each; the file is removed between runs.
-// Build: g++ -O2 -std=c++20 -pthread scripts/experiments/payload_write_probe.cpp -o payload_write_probe
+// Build: g++ -O2 -std=c++20 -pthread bench/probes/payload_write_probe.cpp -o payload_write_probe
 // Usage: payload_write_probe PATH THREADS MIB
 #include <fcntl.h>
 #include <linux/io_uring.h>

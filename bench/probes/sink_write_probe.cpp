@@ -7,7 +7,7 @@
 // put first on the include path).
 // Build (from the repository root):
 //   g++ -O2 -std=c++20 -pthread -Ibaseband/common/include -Itransport/include -Ifft/include
-//     scripts/experiments/sink_write_probe.cpp baseband/common/src/payload_file.cpp -o sink_write_probe
+//     bench/probes/sink_write_probe.cpp baseband/common/src/payload_file.cpp -o sink_write_probe
 //   (one command line)
 // Usage: sink_write_probe PATH auto|map|pwrite|split TOTAL_MIB [THREADS]
 #include <whd/baseband/rx_types.hpp>

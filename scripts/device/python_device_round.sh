@@ -6,7 +6,7 @@
 # and, where its Python lacks them, dask.distributed and its dependencies as wheels
 # in DIST/wheels (added by whoever bundles: PyPI is not reachable there), unpacked
 # here onto PYTHONPATH.
-# Usage (device `carry: ["dist"]`): scripts/python_device_round.sh dist [RUNS]  (RUNS 0: the tests only)
+# Usage (device `carry: ["dist"]`): scripts/device/python_device_round.sh dist [RUNS]  (RUNS 0: the tests only)
 # Writes $OUT/python.md and $OUT/python-logs.tgz (or ./out-python).
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
@@ -47,7 +47,7 @@ mkdir -p "$shm"
 {
   for cap in packets long; do
     echo "== overhead, $cap" >&2
-    WHD_PYTHON=$py WHD_OVERHEAD_TMP=$shm/work-$cap timeout 300 "$dist/scripts/python_overhead.sh" "$dist" \
+    WHD_PYTHON=$py WHD_OVERHEAD_TMP=$shm/work-$cap timeout 300 "$dist/scripts/device/python_overhead.sh" "$dist" \
       "$shm/$cap.sigmf-meta" --backend gpu --runs "$runs"
     echo
   done

@@ -3,7 +3,7 @@
 // memcpy and kernel with CUPTI's activity API and writes them, one line each, to
 // the CSV file named by WHD_TRACE_OUT when the program exits.
 //
-//   g++ -std=c++20 -O2 -shared -fPIC -I/usr/local/cuda/include scripts/experiments/cupti_trace.cpp
+//   g++ -std=c++20 -O2 -shared -fPIC -I/usr/local/cuda/include bench/probes/cupti_trace.cpp
 //       -L/usr/local/cuda/lib64 -lcupti -o cupti_trace.so
 //   CUDA_INJECTION64_PATH=$PWD/cupti_trace.so WHD_TRACE_OUT=trace.csv PROGRAM ...
 //

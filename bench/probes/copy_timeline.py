@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Where the link's time goes in whd-bench pipeline's host-to-host passes.
 
-Reads a trace written by scripts/experiments/cupti_trace.cpp while whd-bench pipeline ran,
+Reads a trace written by bench/probes/cupti_trace.cpp while whd-bench pipeline ran,
 finds the passes of the fused int8 kernel in region (b) (32 batches each at the
 default 1M symbols and 32768 symbols a batch), and prints for each pass: how busy
 the host-to-device direction was, how many copies in ran at once, how long each
 batch's big copy took (and at what rate), the small copies and the gaps between
 copies.
 
-Usage: scripts/experiments/copy_timeline.py TRACE.csv [BATCHES_PER_PASS]
+Usage: bench/probes/copy_timeline.py TRACE.csv [BATCHES_PER_PASS]
 """
 import csv
 import statistics

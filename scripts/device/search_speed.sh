@@ -3,7 +3,7 @@
 # search alone bounds captures with long silences between bursts. Decodes one
 # noise capture with 1 thread and with every thread (CPU backend: the search is
 # the same on both backends), and with the GPU backend when one is present.
-# Usage: scripts/search_speed.sh BIN_DIR WORK_DIR [SIZE_GB]
+# Usage: scripts/device/search_speed.sh BIN_DIR WORK_DIR [SIZE_GB]
 # Writes WORK_DIR/search.md (or under $OUT when set).
 set -euo pipefail
 bin=$1 work=$2 size_gb=${3:-4}
@@ -37,7 +37,7 @@ samples=$(($(stat -c %s "$work/big-noise.ci8") / 2))
   echo "# Frame search over noise (no frames), ci8 in page cache"
   echo
   echo "- date $(date -Iseconds), $(nproc) CPUs, GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo none)"
-  echo "- command: \`scripts/search_speed.sh BIN WORK $size_gb\` ($samples samples, $copies copies of one whd-tx noise capture)"
+  echo "- command: \`scripts/device/search_speed.sh BIN WORK $size_gb\` ($samples samples, $copies copies of one whd-tx noise capture)"
   echo
   echo "| run | s (whole process) | MS/s searched | x real time (2538 MS/s) | frames found |"
   echo "|---|---:|---:|---:|---:|"

@@ -5,7 +5,7 @@
 # (long16.ci8, bursty16.ci8: about 4 s of air), first with only the small captures
 # in /dev/shm and then with the large ones there as well. GPU backend, payload and
 # report into /dev/shm. A row per run: the report's set-up and the steps' times.
-# Usage (device, carry dist): scripts/experiments/setup_probe.sh dist [TURNS]
+# Usage (device, carry dist): bench/probes/setup_probe.sh dist [TURNS]
 set -uo pipefail
 dist=${1:-dist} turns=${2:-3}
 export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -10,7 +10,7 @@
 // a per-thread buffer, then each symbol's 1024-byte window (of 1152) copied with plain
 // stores into the ring slot, which is sent: the link carries windows only.
 // Prints GB/s of file bytes moved and ns per 1152-byte ci8 symbol.
-// Build: nvcc -O2 -std=c++20 -arch=sm_90 scripts/experiments/staging_ring_probe.cu -o staging_ring_probe
+// Build: nvcc -O2 -std=c++20 -arch=sm_90 bench/probes/staging_ring_probe.cu -o staging_ring_probe
 // Usage: staging_ring_probe FILE GPUS [passes [pack|rounds]]   (pack: the packing rows only;
 // rounds: packing with and without the threads meeting after every round of chunks)
 #include "probe_util.hpp"

@@ -3,7 +3,7 @@
 # data symbols after every 20 M samples of noise (ci8, 100 copies of one whd-tx
 # capture, 4.46 GB in /dev/shm), GPU backend, payload and --truth checked; wall time
 # of the whole process, and whether the two payloads are the same.
-# Usage (device, carry dist): scripts/experiments/burst_ab.sh dist/bin/whd-rx dist/bin/whd-rx-other [repeats]
+# Usage (device, carry dist): bench/probes/burst_ab.sh dist/bin/whd-rx dist/bin/whd-rx-other [repeats]
 set -uo pipefail
 a=$1 b=$2 repeats=${3:-3}
 export LD_LIBRARY_PATH=$PWD/dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

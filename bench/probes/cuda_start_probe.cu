@@ -1,5 +1,5 @@
 // What starting CUDA costs a fresh process, step by step, against the set-up whd-rx
-// reports (issue 20 asks set-up <= 0.15 s): the driver's initialisation (cuInit), the
+// reports (the set-up target was 0.15 s): the driver's initialisation (cuInit), the
 // device's primary context (what cudaFree(nullptr) makes), and the allocations whd-rx
 // makes for one capture (device memory and page-locked host memory of the sizes its
 // report lists). Run it several times: each run is one fresh process. Then the same
@@ -7,7 +7,7 @@
 // for), its pages made by 8 threads, then cudaHostRegister (and registered with its
 // pages not made first); and a 64 MiB copy to the device from each, for the link's
 // rate from either.
-// Build: nvcc -O2 -std=c++17 scripts/experiments/cuda_start_probe.cu -o cuda_start_probe -lcuda
+// Build: nvcc -O2 -std=c++17 bench/probes/cuda_start_probe.cu -o cuda_start_probe -lcuda
 // Usage: cuda_start_probe [DEVICE_MIB] [PINNED_MIB]   (defaults 1114 and 147: whd-rx's on the H100)
 #include <cuda.h>
 #include <cuda_runtime.h>

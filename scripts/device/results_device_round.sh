@@ -2,7 +2,7 @@
 # One round of the committed results on a GPU machine: the whd-bench smoke tests
 # (GPU rows included), then ber, cpu and compare at full size. Results and one
 # log go to $OUT (or ./out-results); a short summary is printed last.
-# Usage (device `carry: ["dist-b7"]`): scripts/results_device_round.sh dist-b7
+# Usage (device `carry: ["dist-b7"]`): scripts/device/results_device_round.sh dist-b7
 set -uo pipefail
 dist=${1:-dist}
 out=${OUT:-out-results}
@@ -24,7 +24,7 @@ step() { # step NAME TIMEOUT COMMAND...: run, log, print the status
 }
 
 for k in cpu ber compare; do
-  step "smoke-$k" 45 python3 "$here/../tests/apps/check_whd_bench.py" "$k" --bench "$bin/whd-bench" --tx "$bin/whd-tx" --workdir "$work/smoke-$k"
+  step "smoke-$k" 45 python3 "$here/../../tests/apps/check_whd_bench.py" "$k" --bench "$bin/whd-bench" --tx "$bin/whd-tx" --workdir "$work/smoke-$k"
 done
 step ber 240 "$bin/whd-bench" ber --ebn0-qpsk 4:11:0.5 --ebn0-qam16 8:15.5:0.5 --errors 400 --max-bits 40000000 --frames 32 \
   --json "$out/ber.json" --markdown "$out/ber.md"

@@ -4,7 +4,7 @@
 // MiB, page-locked MiB registered from anonymous memory, four streams). whd-rx ends
 // with _Exit once its outputs are closed; this is the part of its whole process that
 // follows its last log line.
-// Build: nvcc -O2 -std=c++17 scripts/experiments/exit_probe.cu -o exit_probe
+// Build: nvcc -O2 -std=c++17 bench/probes/exit_probe.cu -o exit_probe
 // Usage: t0=$(date +%s.%N); exit_probe [DEVICE_MIB] [PINNED_MIB]; t1=$(date +%s.%N)
 //        (the stamp it prints against t1; defaults 0 0: a bare context)
 #include <cuda_runtime.h>

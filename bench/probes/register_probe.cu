@@ -3,7 +3,7 @@
 // copy? Times cudaHostRegister (read-only) of the mapping in pieces, a 2D copy of
 // the windows from the registered pages, cudaHostUnregister, and, beside them, the
 // same 2D copy and a contiguous copy from pinned memory.
-// Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/experiments/register_probe.cu -o register_probe
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 bench/probes/register_probe.cu -o register_probe
 // Usage: register_probe FILE [piece MiB]
 #include "probe_util.hpp"
 

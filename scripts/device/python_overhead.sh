@@ -7,7 +7,7 @@
 # it) against a shell loop of whd-rx over the same 16, writing payloads and reports
 # into a folder each (median of 3). Prints a markdown table.
 #
-#   scripts/python_overhead.sh BUILD_OR_DIST CAPTURE [--backend B] [--runs N]
+#   scripts/device/python_overhead.sh BUILD_OR_DIST CAPTURE [--backend B] [--runs N]
 #
 # BUILD_OR_DIST: a build folder (BUILD/apps/whd-rx/whd-rx, BUILD/python) or a bundle
 # of scripts/bundle.sh (DIST/bin/whd-rx, DIST/lib, DIST/python). The interpreter: WHD_PYTHON,

@@ -8,7 +8,7 @@
 # itself (base.ci8) is decoded first: memory that does not grow from it to the
 # big capture is memory that is bounded.
 #
-# Usage: scripts/scale_round.sh BIN_DIR WORK_DIR SIZE_GB BACKEND [whd-rx options...]
+# Usage: scripts/device/scale_round.sh BIN_DIR WORK_DIR SIZE_GB BACKEND [whd-rx options...]
 #   BIN_DIR   folder holding whd-tx and whd-rx (dist/bin of scripts/bundle.sh)
 #   WORK_DIR  where the captures, truths and payloads go (needs SIZE_GB * 1.3 free)
 #   BACKEND   cpu or gpu
@@ -135,7 +135,7 @@ except OSError:
 mem_total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 env = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(), "cpus": os.cpu_count(),
        "ram_bytes": mem_total, "gpu": gpu or "none", "backend": backend, "copies": copies,
-       "command": f"scripts/scale_round.sh BIN WORK {size_gb} " + backend + (" " + extra if extra else "")}
+       "command": f"scripts/device/scale_round.sh BIN WORK {size_gb} " + backend + (" " + extra if extra else "")}
 mib = lambda b: "-" if b is None else f"{b / 2**20:,.0f}"
 lines = [f"# Scale run, {backend} backend", "",
          f"- date {env['date']}, host {env['host']}, {env['cpus']} CPUs, {mem_total / 2**30:.0f} GiB RAM, GPU: {env['gpu']}",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 19's whole-process measure: whd-rx --backend gpu on a capture of each traffic
+# The whole-process measure at 4 s of air: whd-rx --backend gpu on a capture of each traffic
 # shape holding about 4 s of air (~20 GB of ci8, in memory as in the page cache,
 # payload to /dev/shm), so that set-up is amortised as it is for a real recording.
 # Each capture is COPIES copies, end to end, of the shape's capture that `whd-bench
@@ -8,7 +8,7 @@
 # REPEATS whole processes timed from outside, the report's split (set-up; decode =
 # first samples handed over to payload written, the steady region), x real time by
 # air time, ns per data symbol, and the payload against the copies' truth (cmp).
-# Usage (device `carry: ["dist"]`): scripts/traffic_air_round.sh dist [COPIES] [REPEATS] [SHAPES...]
+# Usage (device `carry: ["dist"]`): scripts/device/traffic_air_round.sh dist [COPIES] [REPEATS] [SHAPES...]
 # Writes $OUT/traffic-air.md and traffic-x1.{md,json} (or ./out-air); the x1 captures
 # stay in $WHD_SHAPES. WHD_PAYLOAD_WRITE (default auto) is whd-rx's --payload-write.
 # WHD_REPORTS (default "file") lists where the report goes, a row each, the forms
@@ -41,7 +41,7 @@ read -r -a reports <<<"${WHD_REPORTS:-file}"
   echo "# Traffic shapes at about 4 s of air, whole whd-rx process, GPU backend ($(date -u +%FT%TZ))"
   echo
   echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
-  echo "Command: \`scripts/traffic_air_round.sh dist $copies $repeats ${shapes[*]}\`: $copies copies of each \`whd-bench traffic\` ci8 capture end to end"
+  echo "Command: \`scripts/device/traffic_air_round.sh dist $copies $repeats ${shapes[*]}\`: $copies copies of each \`whd-bench traffic\` ci8 capture end to end"
   echo "(raw ci8 in /dev/shm), \`whd-rx CAPTURE --backend gpu -v -o /dev/shm/... --payload-write $pw --report FILE\` (report: file) or \`... >FILE\`"
   echo "(report: stdout), stage times in traffic-air.log; median of $repeats processes timed from outside, the report forms taking turns."
   echo

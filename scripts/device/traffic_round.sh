@@ -6,7 +6,7 @@
 # sample types, so that each fits a device call. `whd-bench traffic --help` says what
 # each shape and region is. The captures are made into $WHD_SHAPES (default
 # /dev/shm/whd-shapes: in memory, as in the page cache) and reused.
-# Usage: scripts/traffic_round.sh DIST [REPEATS] [SHAPES...]   (DIST from scripts/bundle.sh)
+# Usage: scripts/device/traffic_round.sh DIST [REPEATS] [SHAPES...]   (DIST from scripts/bundle.sh)
 # Writes $OUT/traffic.md and $OUT/traffic.json (or ./out-traffic).
 set -euo pipefail
 dist=${1:-dist}

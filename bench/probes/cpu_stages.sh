@@ -6,7 +6,7 @@
 # timed from outside and the stage times whd-rx -v lists (search and locate of the
 # regions, the wait for the look-ahead, the walk, the decode, the payload written,
 # frames handed over), so that what stops the threads from adding up shows.
-# Usage (device, carry dist): scripts/experiments/cpu_stages.sh dist [CAPTURES...]
+# Usage (device, carry dist): bench/probes/cpu_stages.sh dist [CAPTURES...]
 #   CAPTURES default: tiny packets (made with whd-tx into $WHD_CPU_DIR, default
 #   /dev/shm/whd-cpu, if absent; another name there is taken as a SigMF capture).
 set -uo pipefail

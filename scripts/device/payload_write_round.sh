@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Issue 20's write question on a GPU machine's host, in one run:
-#   1. the host's write ceiling: scripts/experiments/payload_write_probe.cpp (built
+# The payload file's write question on a GPU machine's host, in one run:
+#   1. the host's write ceiling: bench/probes/payload_write_probe.cpp (built
 #      beside the bundle as DIST/bin/payload_write_probe) into /dev/shm (tmpfs) and
 #      into a file on the disk (its page cache), 1, 8 and 16 threads;
 #   2. whd-rx --backend gpu on a long-frame ci8 capture of SIZE_GB (copies of one
 #      whd-tx capture, on the disk, read from the page cache) with the payload into
 #      /dev/shm and into the disk's page cache, by mapping and by pwrite, and with no
 #      payload file; median of REPEATS whole processes each, from the report's timing.
-# Usage (device `carry: ["dist"]`): scripts/payload_write_round.sh dist [SIZE_GB] [REPEATS]
+# Usage (device `carry: ["dist"]`): scripts/device/payload_write_round.sh dist [SIZE_GB] [REPEATS]
 # Environment: WHD_DISK_DIR (default /var/tmp/whd-write): a folder on the disk.
 # Writes $OUT/payload-write.md and $OUT/write-logs.tgz (or ./out-write).
 set -uo pipefail
@@ -49,7 +49,7 @@ fi
 echo '```' >>"$md"
 rm -f "$shm/probe.bin" "$disk/probe.bin"
 
-# The capture: copies of one whd-tx capture (as scripts/scale_round.sh makes it).
+# The capture: copies of one whd-tx capture (as scripts/device/scale_round.sh makes it).
 "$dist/bin/whd-tx" -o "$disk/base" --raw -d ci8 -m qam16 -n 16 --nd 28000 --snr-db 40 --cfo-hz 300e3 --taps 4 --seed 11 \
   >"$out/whd-tx.log" 2>&1
 base_bytes=$(stat -c %s "$disk/base.ci8")

@@ -3,7 +3,7 @@
 # among them), compute-sanitizer memcheck over them, then scale_round.sh with the
 # GPU backend on a capture of tens of GB (sized to the free disk). Everything lands
 # in $OUT/logs.tgz (the device returns few files); the scale table is printed last.
-# Usage (device `carry: ["dist"]`): scripts/scale_device_round.sh dist tests|scale|sparse|all [SIZE_GB]
+# Usage (device `carry: ["dist"]`): scripts/device/scale_device_round.sh dist tests|scale|sparse|all [SIZE_GB]
 #   sparse: a capture larger than the disk, RAM and GPU memory (default 140 GB): a
 #   sparse file with 12 copies spread over it (scale_round.sh, WHD_SCALE_SPARSE)
 set -uo pipefail

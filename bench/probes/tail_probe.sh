@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where the time after the decode region goes: external wall against the report's own.
-# Usage (device, carry dist): scripts/experiments/tail_probe.sh   (bursty as whd-bench traffic makes it, x1 and 16 times over)
+# Usage (device, carry dist): bench/probes/tail_probe.sh   (bursty as whd-bench traffic makes it, x1 and 16 times over)
 set -u
 dist=$PWD/dist; export LD_LIBRARY_PATH=$dist/lib  # run from the repo root on the device, carry dist
 d=/dev/shm/tp; mkdir -p $d
