@@ -595,9 +595,9 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "whd-rx: error: %s\n", e.what());
   }
   // The outputs are closed and the report written. Freeing the GPU backend's
-  // page-locked and device buffers one by one and then the CUDA context took 0.1 s
-  // or more after the work was done (bench/results/traffic-h100-2026-11-26.md); the
-  // process's exit releases them all at once. WHD_RX_TEARDOWN=1 frees them first
+  // page-locked and device buffers one by one and then the CUDA context costs a
+  // noticeable part of a short run after its work is done; the process's exit
+  // releases them all at once. WHD_RX_TEARDOWN=1 frees them first
   // (for leak checkers such as compute-sanitizer --leak-check full).
   if (const char* t = std::getenv("WHD_RX_TEARDOWN"); t != nullptr && std::string_view(t) == "1") {
     g_receiver.reset();

@@ -118,10 +118,9 @@ std::optional<input_type> parse_input_type(std::string_view s)
 
 variant default_variant(input_type)
 {
-  // Until a tune cache says otherwise: the one variant within 0.5% of the tuner's best
-  // for every input type on the H100 (bench/results/fft-h100-2026-11-22.md: 2.752,
-  // 2.101, 1.802 ns/FFT against 2.740, 2.094, 1.794 at 2^16), with correctly rounded
-  // table twiddles. Groups of 8 and the pipelined grid lose on narrow inputs there.
+  // Until a tune cache says otherwise: the one variant within half a percent of the
+  // tuner's best for every input type on the H100 (whd-bench fft), with correctly
+  // rounded table twiddles. Groups of 8 and the pipelined grid lose on narrow inputs there.
   return variant{ordering::stockham, exchange::shfl, twiddle::table, 2, false};
 }
 

@@ -62,9 +62,8 @@ void load_window(datatype type, const std::byte* w, std::size_t n, float* iq)
 
 // Packed windows are read by the copy engine, not by the host: streaming
 // (non-temporal) stores skip the read-for-ownership of each destination line and
-// keep the page cache's lines in the host's caches. On the H100 machine this moves
-// a ci8 capture's windows at 58 GB/s where memcpy reaches 34 (16 threads,
-// scripts/experiments/host_copy_probe.cpp). Each routine falls back to plain code without
+// keep the page cache's lines in the host's caches: faster than memcpy on the GPU
+// machine's host. Each routine falls back to plain code without
 // AVX2 or when the destination is not 32-byte aligned.
 
 bool have_avx2()

@@ -31,8 +31,7 @@ constexpr std::size_t MIN_PIECE = std::size_t(256) << 10;
 constexpr std::size_t SPLIT_PIECE = std::size_t(256) << 10;
 /// How much lower (nice) the copying threads of a split write run than the caller:
 /// they take the cores that the capture's reading leaves idle, not the reading's.
-/// With the same priority they cost packet captures 0.07 s more than with this one
-/// (bench/results/traffic-h100-2026-11-26.md section 9).
+/// With the same priority they slowed packet captures down.
 constexpr int SPLIT_NICE = 10;
 /// The file grows ahead of the writes by at least this, at most by MAX_GROWTH.
 constexpr uint64_t MIN_GROWTH = uint64_t(64) << 20;

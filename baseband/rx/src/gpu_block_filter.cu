@@ -179,7 +179,7 @@ private:
     if (samples < std::size_t(L + W)) {
       return false;
     }
-    // Read on several threads (one pread moves some 10 GB/s), straight into pinned
+    // Read on several threads (one pread alone does not reach the host's rate), straight into pinned
     // memory; each part is copied in as soon as it is read.
     const std::size_t bytes = samples * bps;
     cudaStream_t st = stream_.get();

@@ -164,9 +164,8 @@ void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& 
 /// one before from it.
 /// A capture of fewer chunks than streams x GPUs gets as many slots as it has chunks.
 /// (Slots made on the reading thread as first needed, while earlier chunks were
-/// decoded, cost the H100's long-frame capture 0.17 s more decode than they saved
-/// in set-up: allocation stalls the stream work; bench/results/traffic-h100-2026-11-26.md, its
-/// earlier findings.)
+/// decoded, cost more decode than they saved in set-up: allocation stalls the stream
+/// work.)
 class slot_ring {
 public:
   /// Slots for chunks of `positions` searched positions of `type`, as many as there

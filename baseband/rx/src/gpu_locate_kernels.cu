@@ -22,11 +22,9 @@
 // 48 taps, shared by every candidate, so from L2); writes 9.4 KB of frame_params.
 // About 1.1 M double operations for the cross-correlation (257 lags x 512 x 8), 0.27 M
 // for the smoother, 1,300 double sincos and three FFTs (some 70 k float operations).
-// Measured (Nsight Compute, tiny frames, 4 blocks per SM): about 1.2 ms for 3 500
-// candidates, 13 % of the FP64 peak, half the warps' stalls at barriers behind the sums
-// kept in the host's order on one thread; made by every thread, their terms leave the
-// one thread only the additions, 1.0 ms (bench/results/traffic-h100-2026-11-26.md,
-// section 11). The sums stay sequential, as the host's, rather than parallel reductions
+// Nsight Compute put half the warps' stalls at barriers behind the sums kept in the
+// host's order on one thread; made by every thread, their terms leave the one thread
+// only the additions. The sums stay sequential, as the host's, rather than parallel reductions
 // that would not reproduce its rounding: GPU = CPU rests on it.
 //
 // Built with -fmad=false (baseband/CMakeLists.txt): no multiply-add contraction, as on
@@ -473,7 +471,7 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
   // Every group transforms, with block-wide barriers: the group without a window
   // transforms zeros into its own scratch and keeps nothing. (With a named barrier
   // per group and that group idle, compute-sanitizer's racecheck reported hazards
-  // across the block-wide barriers that follow: bench/results/llr-h100-2026-11-25.md.)
+  // across the block-wide barriers that follow.)
   {
     const int g = tid / GROUP;
     const int t = tid % GROUP;

@@ -31,7 +31,7 @@ struct frame_params {
   float2 inv[profile::N];
   /// The same 1/H in the order the shuffle-exchange transform leaves the bins in its
   /// threads: [64 j + t] is bin held_lane(t) + 64 j, so that a warp's reads of one
-  /// slot are consecutive (by bin they span 16 sectors; ncu, 2026-11-23).
+  /// slot are consecutive (by bin they span 16 sectors).
   float2 inv_held[profile::N];
   float hconj_re[profile::NOF_PILOTS]; ///< conj(H) on pilots
   float hconj_im[profile::NOF_PILOTS];
@@ -93,9 +93,7 @@ struct batch_view {
 /// Where a batch's inputs lie in one block of memory (pinned, and its copy on the
 /// device): samples, scales, symbol descriptors, frame parameters, each on a
 /// 256-byte boundary, so that a full batch crosses the link in one copy. (Copied
-/// apart, on the H100 machine the scales and descriptors ran at 23-31 GB/s with
-/// gaps between the copies: some 2 % of the link; bench/results/
-/// pipeline-streams-h100-2026-11-23-trace.md.)
+/// apart, the small copies ran far below the link's rate, with gaps between them.)
 struct input_layout {
   input_layout(std::size_t symbols, std::size_t max_frames, std::size_t bytes_per_window)
       : scales(align(symbols * bytes_per_window)), desc(align(scales + symbols * sizeof(float))),

@@ -19,14 +19,12 @@ namespace {
 /// Symbols a group of 64 threads decodes. Each thread holds both transforms'
 /// values, so the twiddle reads, the lane's tone table, 1/H and the derotation's
 /// start and step (symbols of one frame), the barriers and the index arithmetic
-/// serve two symbols. The kernel was bound by the L1 data pipe (89 %, 60 % of it
-/// per-symbol reads of the same twiddles and 1/H; ncu, 2026-11-23). H100 int8,
-/// one run: 1 symbol a group 1.963 ns/symbol, 2 symbols 1.607; 4 symbols 2.05
-/// (143 registers, 14 warps a SM).
+/// serve two symbols. The kernel was bound by the L1 data pipe, mostly per-symbol
+/// reads of the same twiddles and 1/H; two symbols a group beat one and four (four
+/// take too many registers for the warps a SM needs).
 constexpr int K = 2;
-/// 16 blocks of one group a SM caps the registers at 64 (32 warps a SM): without
-/// the minimum nvcc takes 90 and the kernel runs at 1.633 ns/symbol, not 1.607;
-/// two groups a block: 1.528 against 1.492 (H100 int8, 2026-11-23).
+/// 16 blocks of one group a SM caps the registers at 64 (32 warps a SM): without the
+/// minimum nvcc takes 90 registers and the kernel runs slower.
 constexpr int MIN_BLOCKS = 16;
 static_assert(GROUP == fd::THREADS && fd::VALUES == 8);
 static_assert(2 * p::NOF_PILOTS == 32, "each half-warp reduces one symbol's pilots");

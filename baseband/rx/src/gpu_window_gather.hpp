@@ -2,8 +2,8 @@
 /// The data symbols' FFT windows, gathered from a chunk of the capture that is
 /// already on the device into the contiguous f32 windows the fused kernel reads
 /// (internal to the receive chain). The capture crosses the link once, as stored;
-/// this copy runs at device bandwidth (8 bytes a sample each way: ~3 ns a symbol on
-/// an H100, against ~21 ns a symbol for the ci8 chunk's own crossing).
+/// this copy runs at device bandwidth (8 bytes a sample each way), a small part of
+/// what the chunk's own crossing of the link takes.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -35,9 +35,8 @@ std::string no_device_reason();
 /// Page-locked host memory of `bytes` bytes (uninitialised), for pinned_buffer. From
 /// PINNED_REGISTER_FROM bytes on it is anonymous memory (transparent huge pages asked
 /// for, not inherited by a child process), its pages made by several threads, then
-/// registered with the driver: on the H100's host 147 MiB took 11-18 ms that way
-/// against 52-108 ms from cudaMallocHost, copied to the device at the same rate
-/// (scripts/experiments/cuda_start_probe.cu). Smaller buffers, or where registration
+/// registered with the driver: several times faster to make than from cudaMallocHost,
+/// and copied to the device at the same rate (bench/probes/cuda_start_probe.cu). Smaller buffers, or where registration
 /// is refused, come from cudaMallocHost. `registered` says which, for pinned_free.
 void* pinned_alloc(std::size_t bytes, bool& registered);
 /// Frees what pinned_alloc gave.

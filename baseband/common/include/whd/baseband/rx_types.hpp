@@ -220,15 +220,11 @@ private:
 /// How a payload file takes large writes (whd-rx --payload-write).
 enum class payload_write {
   /// pwrite on a disk's file system; on tmpfs, pwrite while the writes keep up and
-  /// split for a write with more waiting behind it (payload_sink::behind). In whd-rx,
-  /// with the capture streaming beside the writes, pwrite beat the mapping into tmpfs
-  /// (1.79 against 1.42 GB/s) and into ext4's page cache (2.78 against 0.48 GB/s) on
-  /// the H100's host (bench/results/payload-write-h100-2026-11-25.md). split beat
-  /// pwrite where the writer held the run up (long frames at 4 s of air: 1.46 against
-  /// 1.74 s whole) but lost where the reading did (bursty frames: 1.26 against 1.11 s),
-  /// its copiers taking from the reading: so split only while writes wait, which took
-  /// long frames from 2.69x to 3.14x real time and packets from 3.15x to 3.43x, the
-  /// other shapes tied (bench/results/traffic-h100-2026-11-26.md sections 9 and 10)
+  /// split for a write with more waiting behind it (payload_sink::behind). With the
+  /// capture streaming beside the writes, pwrite beats the mapping both into tmpfs and
+  /// into a disk's page cache; split beats pwrite where the writer holds the run up but
+  /// loses where the reading does (its copiers take from the reading): so split only
+  /// while writes wait (docs/decisions.md)
   automatic,
   /// the file grown sparse (ftruncate, after a check of the free space, so that a full
   /// disk is an error, not a SIGBUS), mapped, and copied into by several threads at
@@ -240,8 +236,7 @@ enum class payload_write {
   /// allocation that a copy into a sparse file pays page by page. Not on tmpfs, where
   /// fallocate makes the memory pages themselves, on the writer's thread, under the
   /// lock the writes take too, and ahead of need (the file grows by up to 1 GiB ahead,
-  /// cut back at close): a plain pwrite was faster there (3.0 against 2.6 GB/s,
-  /// bench/results/payload-write-h100-2026-11-25.md)
+  /// cut back at close): a plain pwrite is faster there
   pwrite,
   /// each large write shared as it goes: the calling thread pwrites pieces from its
   /// front (the path that holds the inode lock) while the other threads, at a lower
