@@ -1,6 +1,6 @@
 #include "block_scan.hpp"
 
-#include <whd/baseband/sync.hpp>
+#include <whd/baseband/non_finite.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -16,6 +16,7 @@
 /// windows it lies in and not, through a running sum, everything after it.
 #pragma once
 
+#include <whd/baseband/non_finite.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/baseband/rx_types.hpp>
 #include <whd/transport/capture.hpp>
@@ -33,11 +34,6 @@ namespace whd::baseband {
 
 /// The preamble symbol's 512 body samples, as transmitted (profile §2, unit-free).
 const std::array<cf32, profile::N>& preamble_body();
-
-/// Replaces every sample whose I or Q is NaN or infinite by 0.
-/// @param[in,out] x samples, any length
-/// @return the number of samples replaced
-std::size_t zero_non_finite(std::span<cf32> x);
 
 /// A candidate frame start (see candidate_search).
 struct detection {
