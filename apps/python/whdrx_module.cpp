@@ -104,7 +104,7 @@ public:
 
 /// The receiver of the last decode, kept for the next one in this process when that
 /// asks for the same settings: the GPU backend's slots (page-locked and device
-/// memory, some 0.1 s to make and free) are then made once, not per call, as in one
+/// memory, costly to make and free) are then made once, not per call, as in one
 /// whd-rx process; whdrx.batch's workers decode capture after capture. whdrx.release()
 /// frees it; otherwise it is left to the process's exit, as whd-rx leaves its buffers.
 struct kept_receiver {
@@ -252,7 +252,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   };
   auto work = [&]() -> outcome {
     outcome o;
-    // The CUDA context (some 0.3 s on a first call) is made while the capture is
+    // The CUDA context (the largest part of a first call's set-up) is made while the capture is
     // opened, as whd-rx does; made already, this costs nothing.
     std::jthread context;
     if (req.backend != bb::backend_kind::cpu) {

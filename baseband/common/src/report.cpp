@@ -209,8 +209,8 @@ namespace {
 /// capture of 1.6 million short frames gives some 310 MB of report instead of 470 MB
 /// spread over 22 million lines, and a frame is one line to grep or to read back
 /// line by line. Each frame is put together in a buffer from pieces made once (a key
-/// with its comma) and appended whole: 1.6 million frames are written in well under a
-/// second instead of 2-3 s appended piece by piece.
+/// with its comma) and appended whole: appending piece by piece made the report's
+/// writing a visible part of a run of many short frames.
 class frames_writer {
 public:
   explicit frames_writer(int indent) : indent_(indent)
@@ -360,8 +360,8 @@ private:
 constexpr std::size_t FRAMES_PER_BLOCK = 16384;
 
 /// The text of several blocks of frames at once, a thread a block, handed to `take`
-/// in order (a million frames' text took 0.3-0.6 s formatted by one thread, longer
-/// than the decode of their capture's air time).
+/// in order (a million frames' text formatted by one thread took longer than the
+/// decode of their capture's air time).
 class frames_formatter {
 public:
   explicit frames_formatter(int indent) : indent_(indent)

@@ -122,9 +122,9 @@ unsigned grid_for(long long nof_pos)
 
 /// Clears blocks on the device: each call reads its run of blocks on several
 /// threads, copies each part in as it is read, and marks the run. (Reading the next
-/// run ahead of the calls was tried and removed: on a capture of bursts 20 M samples
-/// apart it made the whole decode 9.5x slower, 11.7 s against 1.2 s on the H100
-/// machine, and over pure noise it gained nothing.)
+/// run ahead of the calls was tried and removed: on a capture of short bursts far
+/// apart it made the whole decode several times slower, and over pure noise it gained
+/// nothing; docs/decisions.md.)
 class gpu_block_filter final : public block_filter {
 public:
   gpu_block_filter(int device, float threshold)
