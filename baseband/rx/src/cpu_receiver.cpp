@@ -397,7 +397,7 @@ private:
     }
     const fec::parallel_for pf = [this](std::size_t n, const std::function<void(std::size_t)>& body) {
       std::atomic<std::size_t> next{0};
-      pool_.run(std::min<unsigned>(nof_threads_, unsigned(std::min<std::size_t>(n, nof_threads_))), [&](unsigned, unsigned) {
+      pool_.run(unsigned(std::min<std::size_t>(n, nof_threads_)), [&](unsigned, unsigned) {
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
           body(i);
         }
