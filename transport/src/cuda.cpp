@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -45,6 +46,68 @@ int device_count() noexcept
     return 0;
   }
   return n;
+}
+
+std::optional<std::string> visible_devices_for(const char* current, int first, int count)
+{
+  std::vector<std::string> listed;
+  if (current != nullptr && *current != '\0') { // "": no device at all
+    std::string cur(current);
+    for (std::size_t at = 0; at <= cur.size();) {
+      const std::size_t comma = std::min(cur.find(',', at), cur.size());
+      listed.push_back(cur.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  std::string out;
+  for (int d = first; d < first + count; ++d) {
+    if (current != nullptr && (d < 0 || std::size_t(d) >= listed.size())) {
+      return std::nullopt;
+    }
+    if (!out.empty()) {
+      out.push_back(',');
+    }
+    out.append(current != nullptr ? listed[std::size_t(d)] : std::to_string(d));
+  }
+  return out;
+}
+
+bool show_only_devices(int first, int count)
+{
+  const auto list = visible_devices_for(std::getenv("CUDA_VISIBLE_DEVICES"), first, count);
+  return list && ::setenv("CUDA_VISIBLE_DEVICES", list->c_str(), 1) == 0;
+}
+
+bool start_devices(const std::vector<int>& devices)
+{
+  std::vector<cudaError_t> started(devices.size(), cudaSuccess);
+  std::vector<char> peers(devices.size(), 1);
+  transport::run_at_once(devices.size(), [&](std::size_t i) {
+    started[i] = cudaSetDevice(devices[i]);
+    if (started[i] == cudaSuccess) {
+      started[i] = cudaFree(nullptr); // the primary context
+    }
+    for (std::size_t j = 0; j < devices.size() && started[i] == cudaSuccess; ++j) {
+      int can = 0;
+      if (j == i) {
+        continue;
+      }
+      if (cudaDeviceCanAccessPeer(&can, devices[i], devices[j]) != cudaSuccess || can == 0) {
+        cudaGetLastError();
+        peers[i] = 0;
+        continue;
+      }
+      const cudaError_t e = cudaDeviceEnablePeerAccess(devices[j], 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
+        peers[i] = 0;
+      }
+      cudaGetLastError(); // an "already enabled" is no error
+    }
+  });
+  for (const cudaError_t e : started) {
+    check(e, "cudaSetDevice + cudaFree(nullptr) (a device's context)", __FILE__, __LINE__);
+  }
+  return std::all_of(peers.begin(), peers.end(), [](char p) { return p != 0; });
 }
 
 void create_context(int device) noexcept

@@ -7,9 +7,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace whd::cuda {
 
@@ -32,6 +34,20 @@ void check_nothrow(cudaError_t code, const char* expr, const char* file, int lin
 int device_count() noexcept;
 /// Why no device is usable ("" when one is), for skip messages and errors.
 std::string no_device_reason();
+/// The CUDA_VISIBLE_DEVICES that shows this process only devices [first, first + count)
+/// of those it would see now: a range of the list already set, or the ordinals
+/// themselves when none is. nullopt when a list is set and names fewer devices.
+std::optional<std::string> visible_devices_for(const char* current, int first, int count);
+/// Shows this process only devices [first, first + count) (visible_devices_for), so
+/// that the driver starts those alone: a process using one GPU of four pays for one.
+/// They are then devices 0 .. count - 1. Takes effect only when called before the
+/// process's first CUDA call; the caller owns that order (whd-rx calls it first).
+/// Returns false, changing nothing, when the list set names fewer devices.
+bool show_only_devices(int first, int count);
+/// Starts the primary contexts of `devices` side by side, a thread each, and lets each
+/// reach the others' memory (peer access) where the hardware allows. Returns whether
+/// every pair can (true for a single device).
+bool start_devices(const std::vector<int>& devices);
 /// Page-locked host memory of `bytes` bytes (uninitialised), for pinned_buffer. From
 /// PINNED_REGISTER_FROM bytes on it is anonymous memory (transparent huge pages asked
 /// for, not inherited by a child process), its pages made by several threads, then
