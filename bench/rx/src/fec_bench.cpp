@@ -5,11 +5,14 @@
 
 #include <whd/fec/coded_rx.hpp>
 #include <whd/fec/coded_tx.hpp>
+#include <whd/transport/at_once.hpp>
+#include <whd/transport/cuda.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -29,6 +32,68 @@ fec_bench_row row_of(std::string what, std::vector<double> t, uint64_t info_bits
   r.max_s = t.back();
   r.info_gbps = double(info_bits) / r.median_s / 1e9;
   return r;
+}
+
+/// The FEC of `frames` frames of `g` split over GPUs 0 .. n - 1 (contiguous shares), each
+/// GPU's own buffers, decoder and stream, a host thread each enqueuing: wall times of
+/// `repeats` runs after a warm-up, from the threads' start to every GPU done.
+/// `info`: the information bytes of the last run, in frame order.
+std::vector<double> time_split_fec(const std::vector<int8_t>& streams, const fec::frame_geometry& g, unsigned frames, int n,
+                                   unsigned repeats, std::vector<uint8_t>& info)
+{
+  struct part {
+    unsigned first = 0, count = 0;
+    cuda::device_buffer<int8_t> d_streams;
+    cuda::device_buffer<uint8_t> d_info;
+    cuda::device_buffer<uint32_t> d_rs;
+    std::optional<cuda::stream> st;
+    baseband::gpu::gpu_fec dec;
+    std::vector<baseband::gpu::coded_end> ends;
+  };
+  const std::size_t per_frame = std::size_t(fec::NOF_ENCODERS) * g.ce;
+  std::vector<part> parts(static_cast<std::size_t>(n));
+  transport::run_at_once(parts.size(), [&](std::size_t d) {
+    part& p = parts[d];
+    p.first = unsigned(uint64_t(frames) * d / parts.size());
+    p.count = unsigned(uint64_t(frames) * (d + 1) / parts.size()) - p.first;
+    WHD_CUDA_CHECK(cudaSetDevice(int(d)));
+    p.d_streams = cuda::device_buffer<int8_t>(std::max<std::size_t>(p.count * per_frame, 1));
+    p.d_info = cuda::device_buffer<uint8_t>(std::max<std::size_t>(std::size_t(p.count) * g.info_bytes, 1));
+    p.d_rs = cuda::device_buffer<uint32_t>(2 * std::max(p.count, 1u));
+    p.st.emplace();
+    WHD_CUDA_CHECK(cudaMemcpy(p.d_streams.data(), streams.data() + p.first * per_frame, p.count * per_frame, cudaMemcpyHostToDevice));
+    for (unsigned f = 0; f < p.count; ++f) {
+      baseband::gpu::coded_end e;
+      e.result = f;
+      e.g = g;
+      e.d_streams = p.d_streams.data() + std::size_t(f) * per_frame;
+      e.d_info = p.d_info.data() + std::size_t(f) * g.info_bytes;
+      p.ends.push_back(e);
+    }
+  });
+  std::vector<double> t;
+  for (unsigned i = 0; i <= repeats; ++i) {
+    const auto t0 = steady::now();
+    transport::run_at_once(parts.size(), [&](std::size_t d) {
+      part& p = parts[d];
+      WHD_CUDA_CHECK(cudaSetDevice(int(d)));
+      if (p.count > 0) {
+        p.dec.run(p.ends, p.d_rs.data(), p.st->get());
+      }
+      p.st->synchronize();
+    });
+    if (i > 0) {
+      t.push_back(seconds_since(t0));
+    }
+  }
+  info.assign(std::size_t(frames) * g.info_bytes, 0);
+  for (std::size_t d = 0; d < parts.size(); ++d) {
+    WHD_CUDA_CHECK(cudaSetDevice(int(d)));
+    WHD_CUDA_CHECK(cudaMemcpy(info.data() + std::size_t(parts[d].first) * g.info_bytes, parts[d].d_info.data(),
+                              std::size_t(parts[d].count) * g.info_bytes, cudaMemcpyDeviceToHost));
+  }
+  WHD_CUDA_CHECK(cudaSetDevice(0));
+  return t;
 }
 
 } // namespace
@@ -142,6 +207,20 @@ fec_bench_result run_fec_bench(const fec_bench_config& cfg, const std::function<
   for (std::size_t k = r.rows.size() - 3; k < r.rows.size(); ++k) {
     progress(r.rows[k].what + ": " + format_value("%.2f", r.rows[k].info_gbps) + " Gb/s");
   }
+  r.gpus_present = cuda::device_count();
+  if (cfg.gpus > 1) {
+    if (r.gpus_present < cfg.gpus) {
+      progress("--gpus " + std::to_string(cfg.gpus) + ": only " + std::to_string(r.gpus_present) + " CUDA device(s); no several-GPU rows");
+      return r;
+    }
+    for (const int n : {1, cfg.gpus}) {
+      std::vector<uint8_t> info;
+      r.rows.push_back(row_of("GPU x" + std::to_string(n) + ": FEC, device-resident, wall time (a host thread a GPU)",
+                              time_split_fec(streams, g, cfg.frames, n, cfg.repeats, info), r.info_bits));
+      r.same_bytes = r.same_bytes && info == cpu_info;
+      progress(r.rows.back().what + ": " + format_value("%.2f", r.rows.back().info_gbps) + " Gb/s");
+    }
+  }
   return r;
 }
 
@@ -149,7 +228,8 @@ std::string to_json(const fec_bench_result& r)
 {
   nlohmann::json j = to_json(r.env);
   j["benchmark"] = "fec";
-  j["config"] = {{"mcs", r.cfg.mcs}, {"nd", r.cfg.nd}, {"frames", r.cfg.frames}, {"flip", r.cfg.flip}, {"repeats", r.cfg.repeats}};
+  j["config"] = {{"mcs", r.cfg.mcs}, {"nd", r.cfg.nd}, {"frames", r.cfg.frames}, {"flip", r.cfg.flip}, {"repeats", r.cfg.repeats}, {"gpus", r.cfg.gpus}};
+  j["gpus_present"] = r.gpus_present;
   j["info_bits"] = r.info_bits;
   j["coded_bits"] = r.coded_bits;
   j["gpu_equals_cpu"] = r.same_bytes;
@@ -171,6 +251,9 @@ std::string to_markdown(const fec_bench_result& r)
     << " runs after a warm-up (GPU: CUDA events)\n";
   o << "- RS: " << r.rs_corrected << " bytes corrected, " << r.rs_failed << " codewords failed (CPU); GPU bytes = CPU bytes: "
     << (r.env.gpu ? (r.same_bytes ? "yes" : "NO") : "no GPU") << "\n\n";
+  if (r.cfg.gpus > 1) {
+    o << "- " << r.cfg.gpus << " GPUs asked for, " << r.gpus_present << " present: the frames split over them in contiguous shares\n\n";
+  }
   o << "| what | information Gb/s | run s (min / median / max) |\n|---|---:|---|\n";
   for (const auto& row : r.rows) {
     std::snprintf(buf, sizeof buf, "| %s | %.2f | %.5f / %.5f / %.5f |\n", row.what.c_str(), row.info_gbps, row.min_s, row.median_s, row.max_s);

@@ -2,7 +2,9 @@
 /// `whd-bench fec`: the FEC of coded frames alone. On the GPU device-resident (soft
 /// values on the device to information bytes on the device: the receiver's gpu_fec),
 /// per stage (Viterbi, RS and the rest); on the CPU the coded decoder over all host
-/// threads; both on the same frames, their bytes compared.
+/// threads; both on the same frames, their bytes compared. With gpus = N > 1 also the
+/// same frames split over N GPUs (a host thread each enqueuing, wall time from the
+/// first enqueue to the last GPU done) beside one GPU timed the same way.
 #pragma once
 
 #include <whd/rx_bench/bench_env.hpp>
@@ -22,6 +24,7 @@ struct fec_bench_config {
   double flip = 0.01;       ///< fraction of soft values turned against their bit
   unsigned repeats = 10;    ///< timed runs (median)
   unsigned cpu_threads = 0; ///< 0: all
+  int gpus = 1;             ///< N > 1: the frames also split over N GPUs, against one GPU host-timed alike
   uint64_t seed = 1;
   std::string commit, command;
 };
@@ -36,7 +39,8 @@ struct fec_bench_result {
   bench_env env;
   fec_bench_config cfg;
   uint64_t info_bits = 0, coded_bits = 0;
-  bool same_bytes = false; ///< GPU's information bytes = CPU's
+  bool same_bytes = false; ///< GPU's information bytes = CPU's (each GPU count's)
+  int gpus_present = 0;    ///< CUDA devices present (the N-GPU rows need cfg.gpus of them)
   uint64_t rs_failed = 0, rs_corrected = 0;
   std::vector<fec_bench_row> rows;
 };

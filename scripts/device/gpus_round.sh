@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Several GPUs as users run them: the whole whd-rx process with --gpus 1 against
+# --gpus N on each traffic shape, with the payload written to /dev/shm and with none,
+# runs taking turns (1, N, 1, N, ... with the first of each pair alternating), so that
+# both see the same page cache and the same host.
+# Each capture is COPIES copies, end to end, of the shape's `whd-bench traffic` capture
+# (made first if absent) as raw samples in /dev/shm; cf32 captures take a quarter of
+# the copies (4x the bytes a sample). Per row: medians of REPEATS processes timed from
+# outside, N against 1 (time of 1 / time of N), the set-up medians from the reports,
+# and the payload against the copies' truth (once per form).
+# Usage (device `carry: ["dist"]`): scripts/device/gpus_round.sh dist COPIES REPEATS N TYPES SHAPES...
+#   TYPES: comma-separated, ci8 and/or cf32. Writes $OUT/gpus.md and gpus.log.
+# WHD_BASE_DIST: a second bundle whose whd-rx runs as extra rows "(base)" (before/after).
+set -uo pipefail
+dist=$(cd "${1:-dist}" && pwd)
+copies=${2:-16}
+repeats=${3:-5}
+n=${4:-2}
+types=${5:-ci8}
+shift 5 || shift $#
+shapes=("$@")
+((${#shapes[@]})) || shapes=(long packets tiny bursty long-mcs2 packets-mcs12)
+final=${OUT:-out-gpus}
+mkdir -p "$final"
+export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+src=${WHD_SHAPES:-/dev/shm/whd-shapes}
+work=/dev/shm/whd-gpus
+mkdir -p "$src" "$work"
+md=$final/gpus.md
+log=$final/gpus.log
+: >>"$log"
+list=$(IFS=,; echo "${shapes[*]}")
+# The x1 captures (one GPU run each, no timing kept: --repeats 1).
+missing=()
+for s in "${shapes[@]}"; do
+  for t in ${types//,/ }; do [[ -f $src/$s-$t.sigmf-data ]] || missing+=("$s"); done
+done
+if ((${#missing[@]})); then
+  "$dist/bin/whd-bench" traffic --shapes "$list" --types "$types" --backends gpu --repeats 1 --rx "$dist/bin/whd-rx" --dir "$src" \
+    >>"$log" 2>&1
+fi
+rxs=("$dist/bin/whd-rx")
+[[ -n ${WHD_BASE_DIST:-} ]] && rxs+=("$(cd "$WHD_BASE_DIST" && pwd)/bin/whd-rx")
+{
+  echo "# --gpus 1 against --gpus $n, the whole whd-rx process, GPU backend ($(date -u +%FT%TZ))"
+  echo
+  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | sed 's/^ *//'); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
+  echo "Command: \`scripts/device/gpus_round.sh dist $copies $repeats $n $types ${shapes[*]}\`; \`whd-rx CAPTURE --backend gpu --gpus G"
+  echo "[-o /dev/shm/...] --report FILE\`, medians of $repeats processes each, the two counts taking turns."
+  echo
+  echo "| shape | type | payload | whd-rx | GB | air [s] | --gpus 1 [s] | --gpus $n [s] | $n against 1 | x real time (1 / $n) | set-up 1 / $n [s] | payload = truth |"
+  echo "|---|---|---|---|---:|---:|---:|---:|---:|---|---|---|"
+} >>"$md"
+for type in ${types//,/ }; do
+  c=$copies
+  [[ $type == cf32 ]] && c=$(((copies + 3) / 4))
+  for shape in "${shapes[@]}"; do
+    base=$src/$shape-$type
+    [[ -f $base.sigmf-data ]] || { echo "| $shape | $type | | | no capture | | | | | | | |" >>"$md"; continue; }
+    cap=$work/$shape.$type
+    truth=$work/$shape.truth
+    rm -f "$cap" "$truth"
+    for ((i = 0; i < c; i++)); do
+      cat "$base.sigmf-data" >>"$cap"
+      cat "$base.truth" >>"$truth"
+    done
+    for rx in "${rxs[@]}"; do
+      label=new
+      [[ $rx != "$dist/bin/whd-rx" ]] && label=base
+      for payload in file none; do
+        declare -A times=() setups=()
+        same=
+        for ((r = 0; r < repeats; r++)); do
+          order=(1 "$n")
+          ((r % 2)) && order=("$n" 1)
+          for g in "${order[@]}"; do
+            out_args=()
+            [[ $payload == file ]] && out_args=(-o "$work/payload.bin")
+            t0=$(date +%s.%N)
+            "$rx" "$cap" --backend gpu --gpus "$g" "${out_args[@]}" --report "$work/report.json" 2>>"$log"
+            rc=$?
+            t1=$(date +%s.%N)
+            if ((rc != 0)); then
+              times[$g]+="999 "
+              echo "$label $shape $type $payload gpus $g: rc $rc" >>"$log"
+              continue
+            fi
+            times[$g]+="$(python3 -c "print($t1 - $t0)") "
+            setups[$g]+="$(python3 -c "import json; print(json.load(open('$work/report.json'))['timing']['setup_seconds'])") "
+            if [[ $payload == file && $r == 0 ]]; then
+              cmp -s "$work/payload.bin" "$truth" && same+="$g:yes " || same+="$g:NO "
+            fi
+            rm -f "$work/payload.bin"
+          done
+        done
+        air=$(python3 -c "import json; print(json.load(open('$work/report.json'))['timing']['air_seconds'])")
+        python3 - "$shape" "$type" "$payload" "$label" "$cap" "$air" "${times[1]}" "${times[$n]}" "${setups[1]:-}" "${setups[$n]:-}" "${same:-n/a}" "$n" >>"$md" <<'PY'
+import os, statistics as st, sys
+shape, type_, payload, label, cap, air, t1, tn, s1, sn, same, n = sys.argv[1:13]
+med = lambda s: st.median(float(x) for x in s.split()) if s.split() else float("nan")
+a, b, air = med(t1), med(tn), float(air)
+print(f"| {shape} | {type_} | {payload} | {label} | {os.path.getsize(cap) / 1e9:.1f} | {air:.3f} | {a:.3f} | {b:.3f} | **{a / b:.2f}x** | "
+      f"{air / a:.2f} / {air / b:.2f} | {med(s1):.2f} / {med(sn):.2f} | {same.strip()} |")
+PY
+        unset times setups
+      done
+    done
+    rm -f "$cap" "$truth" "$work/report.json"
+  done
+done
+cat "$md"
