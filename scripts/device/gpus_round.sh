@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Several GPUs as users run them: the whole whd-rx process with --gpus 1 against
-# --gpus N on each traffic shape, with the payload written to /dev/shm and with none,
-# runs taking turns (1, N, 1, N, ... with the first of each pair alternating), so that
-# both see the same page cache and the same host.
+# --gpus N (one or more counts) on each traffic shape, with the payload written to
+# /dev/shm and with none, the counts taking turns (1, N, ..., then rotated), so that
+# all see the same page cache and the same host.
 # Each capture is COPIES copies, end to end, of the shape's `whd-bench traffic` capture
 # (made first if absent) as raw samples in /dev/shm; cf32 captures take a quarter of
 # the copies (4x the bytes a sample). Per row: medians of REPEATS processes timed from
 # outside, N against 1 (time of 1 / time of N), the set-up medians from the reports,
-# and the payload against the copies' truth (once per form).
-# Usage (device `carry: ["dist"]`): scripts/device/gpus_round.sh dist COPIES REPEATS N TYPES SHAPES...
+# and the payload against the copies' truth (once per count).
+# Usage (device `carry: ["dist"]`): scripts/device/gpus_round.sh dist COPIES REPEATS COUNTS TYPES SHAPES...
+#   COUNTS: comma-separated GPU counts to set against 1 (2 or 2,4).
 #   TYPES: comma-separated, ci8 and/or cf32. Writes $OUT/gpus.md and gpus.log.
 # WHD_BASE_DIST: a second bundle whose whd-rx runs as extra rows "(base)" (before/after).
 set -uo pipefail
 dist=$(cd "${1:-dist}" && pwd)
 copies=${2:-16}
 repeats=${3:-5}
-n=${4:-2}
+counts=${4:-2}
+read -r -a ns <<<"${counts//,/ }"
 types=${5:-ci8}
 shift 5 || shift $#
 shapes=("$@")
@@ -42,14 +44,15 @@ fi
 rxs=("$dist/bin/whd-rx")
 [[ -n ${WHD_BASE_DIST:-} ]] && rxs+=("$(cd "$WHD_BASE_DIST" && pwd)/bin/whd-rx")
 {
-  echo "# --gpus 1 against --gpus $n, the whole whd-rx process, GPU backend ($(date -u +%FT%TZ))"
+  echo "# --gpus 1 against --gpus ${counts}, the whole whd-rx process, GPU backend ($(date -u +%FT%TZ))"
   echo
   echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | sed 's/^ *//'); $(nproc) CPUs; commit $(cat "$dist/COMMIT" 2>/dev/null || echo '?')"
-  echo "Command: \`scripts/device/gpus_round.sh dist $copies $repeats $n $types ${shapes[*]}\`; \`whd-rx CAPTURE --backend gpu --gpus G"
-  echo "[-o /dev/shm/...] --report FILE\`, medians of $repeats processes each, the two counts taking turns."
+  echo "Command: \`scripts/device/gpus_round.sh dist $copies $repeats $counts $types ${shapes[*]}\`; \`whd-rx CAPTURE --backend gpu --gpus G"
+  echo "[-o /dev/shm/...] --report FILE\`, medians of $repeats processes each, the counts taking turns."
+  echo "Columns per count N: the median whole process [s], N against 1 (time of 1 / time of N), set-up median [s]."
   echo
-  echo "| shape | type | payload | whd-rx | GB | air [s] | --gpus 1 [s] | --gpus $n [s] | $n against 1 | x real time (1 / $n) | set-up 1 / $n [s] | payload = truth |"
-  echo "|---|---|---|---|---:|---:|---:|---:|---:|---|---|---|"
+  echo "| shape | type | payload | whd-rx | GB | air [s] | x real time (1 GPU) | 1 GPU [s] | set-up [s] | N: time, against 1, set-up | payload = truth |"
+  echo "|---|---|---|---|---:|---:|---:|---:|---:|---|---|"
 } >>"$md"
 for type in ${types//,/ }; do
   c=$copies
@@ -70,9 +73,10 @@ for type in ${types//,/ }; do
       for payload in file none; do
         declare -A times=() setups=()
         same=
+        all=(1 "${ns[@]}")
         for ((r = 0; r < repeats; r++)); do
-          order=(1 "$n")
-          ((r % 2)) && order=("$n" 1)
+          k=$((r % ${#all[@]}))
+          order=("${all[@]:k}" "${all[@]:0:k}")
           for g in "${order[@]}"; do
             out_args=()
             [[ $payload == file ]] && out_args=(-o "$work/payload.bin")
@@ -87,20 +91,26 @@ for type in ${types//,/ }; do
             fi
             times[$g]+="$(python3 -c "print($t1 - $t0)") "
             setups[$g]+="$(python3 -c "import json; print(json.load(open('$work/report.json'))['timing']['setup_seconds'])") "
-            if [[ $payload == file && $r == 0 ]]; then
+            if [[ $payload == file && $r -lt ${#all[@]} && ! $same =~ (^| )$g: ]]; then
               cmp -s "$work/payload.bin" "$truth" && same+="$g:yes " || same+="$g:NO "
             fi
             rm -f "$work/payload.bin"
           done
         done
         air=$(python3 -c "import json; print(json.load(open('$work/report.json'))['timing']['air_seconds'])")
-        python3 - "$shape" "$type" "$payload" "$label" "$cap" "$air" "${times[1]}" "${times[$n]}" "${setups[1]:-}" "${setups[$n]:-}" "${same:-n/a}" "$n" >>"$md" <<'PY'
+        args=()
+        for g in "${all[@]}"; do args+=("$g" "${times[$g]:-}" "${setups[$g]:-}"); done
+        python3 - "$shape" "$type" "$payload" "$label" "$cap" "$air" "${same:-n/a}" "${args[@]}" >>"$md" <<'PY'
 import os, statistics as st, sys
-shape, type_, payload, label, cap, air, t1, tn, s1, sn, same, n = sys.argv[1:13]
+shape, type_, payload, label, cap, air, same = sys.argv[1:8]
+rest = sys.argv[8:]
 med = lambda s: st.median(float(x) for x in s.split()) if s.split() else float("nan")
-a, b, air = med(t1), med(tn), float(air)
-print(f"| {shape} | {type_} | {payload} | {label} | {os.path.getsize(cap) / 1e9:.1f} | {air:.3f} | {a:.3f} | {b:.3f} | **{a / b:.2f}x** | "
-      f"{air / a:.2f} / {air / b:.2f} | {med(s1):.2f} / {med(sn):.2f} | {same.strip()} |")
+rows = [(rest[i], med(rest[i + 1]), med(rest[i + 2])) for i in range(0, len(rest), 3)]
+air = float(air)
+one = rows[0][1]
+cells = "; ".join(f"{g}: {t:.3f}, **{one / t:.2f}x**, {s:.2f}" for g, t, s in rows[1:])
+print(f"| {shape} | {type_} | {payload} | {label} | {os.path.getsize(cap) / 1e9:.1f} | {air:.3f} | {air / one:.2f} | {one:.3f} | "
+      f"{rows[0][2]:.2f} | {cells} | {same.strip()} |")
 PY
         unset times setups
       done
