@@ -9,6 +9,7 @@
 
 #include "gpu_fec_kernels.hpp"
 #include "gpu_guard.hpp"
+#include "gpu_viterbi_relu.cuh"
 
 #include <gtest/gtest.h>
 
@@ -166,6 +167,64 @@ TEST(gpu_coded_decoder, equals_the_cpu_decoder_in_every_form)
       EXPECT_EQ(bad, 0) << fec::to_string(form) << ": frames differing from the CPU's";
     }
   }
+}
+
+// The relu form's packed arithmetic (its device functions run on the host: DPX
+// instructions emulated) against decode_tile_reference, tile by tile: no GPU needed.
+TEST(gpu_coded_decoder, relu_form_on_the_host_equals_the_reference_tiles)
+{
+  constexpr unsigned SEED = 99;
+  std::printf("seed %u\n", SEED);
+  std::mt19937 rng(SEED);
+  int frames = 0;
+  for (const soft_kind kind : {soft_kind::uniform, soft_kind::saturated, soft_kind::mostly_zero, soft_kind::noisy_codeword}) {
+    for (const int mcs : fec::MCS_LIST) {
+      for (const uint32_t nd : {1u, 2u, 7u, 52u, 130u}) {
+        const frame_case f = make_frame(mcs, nd, kind, rng);
+        const fec::frame_geometry& g = f.g;
+        ASSERT_TRUE(fec::gpu::relu::handles(g.punct));
+        // The reference: each encoder's stream depunctured whole, every tile decoded plainly.
+        std::vector<uint8_t> want(fec::NOF_ENCODERS * g.q, 0), got(fec::NOF_ENCODERS * g.q, 0x5A);
+        for (int e = 0; e < fec::NOF_ENCODERS; ++e) {
+          const std::span<const int8_t> c(f.streams.data() + std::size_t(e) * g.ce, g.ce);
+          std::vector<int8_t> whole(3 * g.nin), part(3 * fec::MAX_TILE_STEPS);
+          for (uint64_t k = 0; k < fec::nof_tiles(g.nin); ++k) {
+            const fec::tile_span t = fec::tile_of(g.nin, k);
+            fec::depuncture_tile(g, c, k, part.data());
+            std::copy_n(part.begin(), 3 * (t.run_end - t.run_first), whole.begin() + std::ptrdiff_t(3 * t.run_first));
+          }
+          for (uint64_t k = 0; k < fec::nof_tiles(g.nin); ++k) {
+            fec::decode_tile_reference({whole.data(), g.nin, k, 8 * g.q, want.data() + std::size_t(e) * g.q});
+          }
+        }
+        fec::gpu::frame_desc d{};
+        d.streams = f.streams.data();
+        d.decoded = got.data();
+        d.ce = g.ce;
+        d.nin = g.nin;
+        d.q = g.q;
+        d.pin_log2 = g.punct.pin == 1 ? 0u : g.punct.pin == 2 ? 1u : 2u;
+        d.pout = uint32_t(g.punct.pout);
+        std::vector<uint4> slot(fec::gpu::DEC_STEPS);
+        for (const bool tree : {false, true}) {
+          std::fill(got.begin(), got.end(), uint8_t(0x5A));
+          for (uint64_t r = 0; r < 4 * fec::nof_tiles(g.nin); ++r) {
+            if (tree) {
+              fec::gpu::relu::decode_item<true>(d, r, slot.data(), 1);
+            } else {
+              fec::gpu::relu::decode_item<false>(d, r, slot.data(), 1);
+            }
+          }
+          const auto mis = std::mismatch(got.begin(), got.end(), want.begin());
+          EXPECT_TRUE(mis.first == got.end()) << (tree ? "tree" : "chain") << ", MCS " << mcs << ", Nd " << nd << ", kind "
+                                              << int(kind) << ": byte " << (mis.first - got.begin()) << " of " << got.size()
+                                              << " differs";
+        }
+        ++frames;
+      }
+    }
+  }
+  std::printf("%d frames, every tile as decode_tile_reference's\n", frames);
 }
 
 TEST(gpu_coded_decoder, clean_frames_decode_to_their_information)

@@ -72,7 +72,11 @@ void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d
     throw std::invalid_argument("gpu_coded_decoder: no device array for the RS counts");
   }
   uint64_t coded = 0, tiles = 0, words = 0;
+  viterbi_form form = form_;
   for (const gpu_coded_frame& f : frames) {
+    if (!gpu::viterbi_form_handles(form, f.g.punct)) {
+      form = viterbi_form::plain_3;
+    }
     if (f.d_streams == nullptr || f.d_info == nullptr) {
       throw std::invalid_argument("gpu_coded_decoder: a frame without its device soft values or information bytes");
     }
@@ -120,8 +124,8 @@ void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d
   uploaded_.record(stream);
   upload_pending_ = true;
   WHD_CUDA_CHECK(cudaMemsetAsync(d_rs, 0, n * sizeof(rs_stats), stream));
-  const auto grid = unsigned(std::min<uint64_t>(viterbi_blocks_[int(form_)], ceil_div(items, gpu::VITERBI_THREADS)));
-  gpu::launch_viterbi(d_desc, int(n), items, grid, dec_.data(), form_, stream);
+  const auto grid = unsigned(std::min<uint64_t>(viterbi_blocks_[int(form)], ceil_div(items, gpu::VITERBI_THREADS)));
+  gpu::launch_viterbi(d_desc, int(n), items, grid, dec_.data(), form, stream);
   if (viterbi_done != nullptr) {
     WHD_CUDA_CHECK(cudaEventRecord(viterbi_done, stream));
   }

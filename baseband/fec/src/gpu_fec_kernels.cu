@@ -12,7 +12,9 @@
 // (max - a) > 0, read off bit 15 of each half of max - a + 0x7FFF. Ties keep decision 0
 // as the definition says. Decisions of the steps from a tile's first output bit on go to
 // the thread's slot of global memory ([warp][step][lane], 16 bytes a step: both tiles'
-// 64 bits), and the traceback reads them back 8 steps at a time.
+// 64 bits), and the traceback reads them back 8 steps at a time. The "relu" forms
+// (gpu_viterbi_relu.cuh) keep this work split with fewer instructions per butterfly and
+// per traceback step.
 //
 // RS: a thread per codeword, libfec's decode_rs_char step for step (as
 // baseband/rx's gpu_fec, whose steps an emulation on the host matched on 200 000
@@ -30,6 +32,8 @@
 #else
 #define WHD_FEC_UNROLL
 #endif
+
+#include "gpu_viterbi_relu.cuh"
 
 namespace whd::fec::gpu {
 
@@ -266,6 +270,19 @@ __global__ void __launch_bounds__(VITERBI_THREADS, MIN_BLOCKS)
   for (uint64_t item = thread; item < items; item += stride) {
     const int fi = frame_of(descs, nof_frames, item, [](const frame_desc& d) { return d.item_first; });
     decode_pair<DPX>(descs[fi], item - descs[fi].item_first, slot, 32);
+  }
+}
+
+template <bool TREE, int MIN_BLOCKS>
+__global__ void __launch_bounds__(VITERBI_THREADS, MIN_BLOCKS)
+    viterbi_relu_kernel(const frame_desc* descs, int nof_frames, uint64_t items, uint4* dec)
+{
+  const uint64_t thread = uint64_t(blockIdx.x) * VITERBI_THREADS + threadIdx.x;
+  uint4* slot = dec + (thread >> 5) * DEC_STEPS * 32 + (threadIdx.x & 31u);
+  const uint64_t stride = uint64_t(gridDim.x) * VITERBI_THREADS;
+  for (uint64_t item = thread; item < items; item += stride) {
+    const int fi = frame_of(descs, nof_frames, item, [](const frame_desc& d) { return d.item_first; });
+    relu::decode_item<TREE>(descs[fi], item - descs[fi].item_first, slot, 32);
   }
 }
 
@@ -594,6 +611,9 @@ viterbi_fn kernel_of(viterbi_form form)
   case viterbi_form::dpx_3: return viterbi_kernel<true, 3>;
   case viterbi_form::plain_2: return viterbi_kernel<false, 2>;
   case viterbi_form::plain_3: return viterbi_kernel<false, 3>;
+  case viterbi_form::relu_3: return viterbi_relu_kernel<false, 3>;
+  case viterbi_form::relu_2: return viterbi_relu_kernel<false, 2>;
+  case viterbi_form::relu_tree_3: return viterbi_relu_kernel<true, 3>;
   }
   return viterbi_kernel<true, 2>;
 }
@@ -617,6 +637,11 @@ void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t words, rs_sta
   }
   rs_kernel<<<unsigned((words + RS_THREADS - 1) / RS_THREADS), RS_THREADS, 0, stream>>>(d_descs, nof_frames, words, d_rs);
   WHD_CUDA_CHECK_LAUNCH();
+}
+
+bool viterbi_form_handles(viterbi_form form, const puncture_pattern& p)
+{
+  return (form != viterbi_form::relu_3 && form != viterbi_form::relu_2 && form != viterbi_form::relu_tree_3) || relu::handles(p);
 }
 
 int viterbi_blocks_per_sm(viterbi_form form)

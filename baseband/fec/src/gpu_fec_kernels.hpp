@@ -49,6 +49,9 @@ void launch_viterbi(const frame_desc* d_descs, int nof_frames, uint64_t items, u
                     cudaStream_t stream);
 /// Enqueues un-parsing and RS over `words` codewords, counts to d_rs.
 void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t words, rs_stats* d_rs, cudaStream_t stream);
+/// Whether a form's Viterbi kernel decodes frames of puncturing pattern `p` (the relu
+/// forms know the MCS's rates at compile time).
+bool viterbi_form_handles(viterbi_form form, const puncture_pattern& p);
 /// Blocks of a form's Viterbi kernel one SM holds at once.
 int viterbi_blocks_per_sm(viterbi_form form);
 

@@ -36,10 +36,18 @@ struct gpu_coded_frame {
 
 /// Forms of the Viterbi kernel, all giving the same bits: the add-compare-select by
 /// Hopper's DPX add-max (__viaddmax_u16x2) or by an add then a 16-bit-pair max, built
-/// for 2 blocks of 128 threads an SM (no register spills) or 3 (more threads, a few spills).
-enum class viterbi_form : uint8_t { dpx_2, dpx_3, plain_2, plain_3 };
-inline constexpr viterbi_form VITERBI_FORMS[] = {viterbi_form::dpx_2, viterbi_form::dpx_3, viterbi_form::plain_2,
-                                                 viterbi_form::plain_3};
+/// for 2 blocks of 128 threads an SM (no register spills) or 3 (more threads, a few
+/// spills); and "relu": DPX add-max, both decisions of a butterfly by DPX add-min-relu
+/// from one metric difference, packed by shift-adds, depuncturing by a compile-time
+/// pattern and a 4-instruction traceback step (gpu_viterbi_relu.cuh), for 3 or 2 blocks
+/// (2: no spills, the default), and with the decisions packed by a tree of shift-adds
+/// rather than a chain. The relu forms know the MCS's code rates (1/3, 2/3, 4/5); a run
+/// with a frame of another puncturing takes "plain, 3 blocks".
+enum class viterbi_form : uint8_t { dpx_2, dpx_3, plain_2, plain_3, relu_3, relu_2, relu_tree_3 };
+inline constexpr viterbi_form VITERBI_FORMS[] = {viterbi_form::dpx_2,  viterbi_form::dpx_3,  viterbi_form::plain_2,
+                                                 viterbi_form::plain_3, viterbi_form::relu_3, viterbi_form::relu_2,
+                                                 viterbi_form::relu_tree_3};
+inline constexpr int NOF_VITERBI_FORMS = int(sizeof(VITERBI_FORMS) / sizeof(VITERBI_FORMS[0]));
 constexpr const char* to_string(viterbi_form f)
 {
   switch (f) {
@@ -47,6 +55,9 @@ constexpr const char* to_string(viterbi_form f)
   case viterbi_form::dpx_3: return "dpx, 3 blocks/SM";
   case viterbi_form::plain_2: return "plain, 2 blocks/SM";
   case viterbi_form::plain_3: return "plain, 3 blocks/SM";
+  case viterbi_form::relu_3: return "relu, 3 blocks/SM";
+  case viterbi_form::relu_2: return "relu, 2 blocks/SM";
+  case viterbi_form::relu_tree_3: return "relu tree-packed, 3 blocks/SM";
   }
   return "?";
 }
@@ -87,8 +98,8 @@ public:
 private:
   gpu_coded_capacity cap_;
   uint64_t slots_ = 0;                        ///< threads with a decisions slot (whole warps)
-  unsigned viterbi_blocks_[4] = {};           ///< per form: blocks of its launch (grid-stride)
-  viterbi_form form_ = viterbi_form::plain_3; // the fastest at MCS 2 and 7 on an H100 (bench/results)
+  unsigned viterbi_blocks_[NOF_VITERBI_FORMS] = {}; ///< per form: blocks of its launch (grid-stride)
+  viterbi_form form_ = viterbi_form::relu_2;  // the fastest at MCS 0, 2 and 7 on an H100 (bench/results)
   cuda::device_buffer<uint4> dec_;            ///< decisions: [warp][step][lane], 4 words a step
   cuda::device_buffer<uint8_t> decoded_;      ///< every frame's 8 Q decoded bytes, encoder-major
   cuda::pinned_buffer<std::byte> h_desc_;     ///< frame descriptors (gpu_fec_kernels.hpp), + 1 sentinel
