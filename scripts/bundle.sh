@@ -2,6 +2,10 @@
 # Pack the built binaries, test binaries and their non-system shared libraries
 # into dist/ (ignored by git), small enough to travel to the GPU machine
 # (device `carry: ["dist"]`). Run there with: LD_LIBRARY_PATH=dist/lib dist/bin/...
+# WHD_BUNDLE_PYTHON_BUILD: the build folder whose module whdrx goes in (default the
+# main build's), e.g. one configured with -DWHD_PYTHON for the GPU machine's Python.
+# WHD_BUNDLE_WHEELS: a folder of wheels copied to DIST/wheels (dask.distributed and its
+# dependencies for a Python that lacks them; the rounds unpack them onto PYTHONPATH).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
@@ -33,9 +37,18 @@ cp -r "$here/../scripts" "$dist/scripts"
 mkdir -p "$dist/tests"
 cp -r "$here/../tests/python" "$dist/tests/python"
 # The Python module whdrx (built for the interpreter in python/whdrx.env), when built.
-if compgen -G "$WHD_BUILD/python/whdrx/_whdrx*.so" >/dev/null; then
+py_build=${WHD_BUNDLE_PYTHON_BUILD:-$WHD_BUILD}
+if compgen -G "$py_build/python/whdrx/_whdrx*.so" >/dev/null; then
   mkdir -p "$dist/python"
-  cp -r "$WHD_BUILD/python/whdrx" "$WHD_BUILD/python/whdrx.env" "$dist/python/"
+  cp -r "$py_build/python/whdrx" "$py_build/python/whdrx.env" "$dist/python/"
   rm -rf "$dist/python/whdrx/__pycache__"
+elif [[ -n ${WHD_BUNDLE_PYTHON_BUILD:-} ]]; then
+  echo "bundle.sh: no module in $py_build/python/whdrx (WHD_BUNDLE_PYTHON_BUILD)" >&2
+  exit 1
+fi
+if [[ -n ${WHD_BUNDLE_WHEELS:-} ]]; then
+  compgen -G "$WHD_BUNDLE_WHEELS/*.whl" >/dev/null || { echo "bundle.sh: no wheels in $WHD_BUNDLE_WHEELS" >&2; exit 1; }
+  mkdir -p "$dist/wheels"
+  cp "$WHD_BUNDLE_WHEELS"/*.whl "$dist/wheels/"
 fi
 du -sh "$dist"
