@@ -1,4 +1,4 @@
-// The GPU candidate locator (baseband/rx/src/gpu_locate.hpp) against the host's
+// The GPU candidate locator (baseband/rx/gpu/src/gpu_locate.hpp) against the host's
 // steps on the same detections (candidate_locator::examine): status, start, fft0, header
 // fields and non-finite counts exactly; CFO, SNR and the channel inverse to rounding
 // (the two sides' 512-point FFTs are different float code, liquid-dsp's and the

@@ -1,4 +1,4 @@
-// The GPU candidate search (baseband/rx/src/gpu_search.hpp) against the definition,
+// The GPU candidate search (baseband/rx/gpu/src/gpu_search.hpp) against the definition,
 // written here again from its words in float64 with direct window sums (no prefix
 // sums, no tiles): integer captures give the same candidates bit for bit (window,
 // coarse, metric; CFO within 1e-12 cycles/sample, the device's atan2 being within
