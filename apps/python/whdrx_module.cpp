@@ -5,6 +5,7 @@
 #include <whd/baseband/decode_run.hpp>
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/generator_files.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver_factory.hpp>
 #include <whd/baseband/report.hpp>
 #include <whd/transport/capture.hpp>

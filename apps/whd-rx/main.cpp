@@ -2,6 +2,7 @@
 // Option parsing, wiring and logging only; the receive chain lives in baseband/.
 #include <whd/baseband/decode_run.hpp>
 #include <whd/baseband/frame_dump.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/receiver_factory.hpp>
 #include <whd/baseband/report.hpp>

@@ -3,7 +3,7 @@
 //   fwrite       one thread, buffered stdio
 //   pwrite xT    T threads, each its share of a piece at its offset (pwrite)
 //   mmap xT      the file grown sparse (ftruncate), mapped, T threads copying (the
-//                payload sink's way, baseband/common/src/payload_file.cpp)
+//                payload sink's way, baseband/output/src/payload_file.cpp)
 //   fallocate+pwrite xT  the blocks allocated first, then T threads pwriting
 //   O_DIRECT xT  T threads pwriting 4 KiB-aligned buffers past the page cache (where
 //                the file system allows it; tmpfs does not)

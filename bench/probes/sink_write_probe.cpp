@@ -3,14 +3,15 @@
 // new file at PATH, by one --payload-write way with THREADS threads (0: the sink's
 // own choice); median of 5 runs, the file removed before each. Compare two versions
 // of the sink by building this against each (for the one before a change:
-// `git show REV:baseband/common/src/payload_file.cpp` and its header into a folder
+// `git show REV:baseband/output/src/payload_file.cpp` and its header into a folder
 // put first on the include path).
 // Build (from the repository root):
-//   g++ -O2 -std=c++20 -pthread -Ibaseband/common/include -Itransport/include -Ifft/include
-//     bench/probes/sink_write_probe.cpp baseband/common/src/payload_file.cpp -o sink_write_probe
+//   g++ -O2 -std=c++20 -pthread -Ibaseband/output/include -Ibaseband/rx/include
+//     -Ibaseband/common/include -Itransport/include -Ifft/include
+//     bench/probes/sink_write_probe.cpp baseband/output/src/payload_file.cpp -o sink_write_probe
 //   (one command line)
 // Usage: sink_write_probe PATH auto|map|pwrite|split TOTAL_MIB [THREADS]
-#include <whd/baseband/rx_types.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 
 #include <unistd.h>
 

@@ -1,6 +1,7 @@
 // The conformance captures (../shared/vectors), each checked against what its
 // README table demands: the frames of .frames.json, payload equal to .truth,
 // exactly the header failures, the truncated frame's whole symbols, nothing on noise.
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 

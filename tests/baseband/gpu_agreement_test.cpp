@@ -15,6 +15,7 @@
 // round runs 1e9); 2e7 at high SNR.
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 

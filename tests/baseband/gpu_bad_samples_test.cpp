@@ -3,6 +3,7 @@
 // bits equal; the frames handed over as the run goes are the result's, whole.
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 

@@ -7,6 +7,7 @@
 // counts them). The CPU backend runs on every core, the GPU backend in its default
 // chunks; rx_false_alarm_test.cpp holds the CPU's smaller cases.
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/sync.hpp>
 

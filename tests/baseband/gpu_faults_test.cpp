@@ -4,6 +4,7 @@
 // other is started, as on the CPU).
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/transport/capture.hpp>
 #include <whd/transport/cuda.hpp>
 

@@ -7,6 +7,7 @@
 // block).
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/sync.hpp>
 #include <whd/transport/capture.hpp>
 

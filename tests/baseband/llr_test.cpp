@@ -16,6 +16,7 @@
 #include <whd/baseband/demap.hpp>
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/llr_calibration.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/tone_math.hpp>
 #include <whd/fec/coded_tx.hpp>

@@ -4,7 +4,7 @@
 // the write with an error naming the file), and a mapping the system refuses (an
 // address-space limit in a child process: the sink falls back to pwrite and the
 // bytes still come back whole).
-#include <whd/baseband/rx_types.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The payload file sink (whd-rx -o, the benches' end-to-end regions): the bytes
 // written in pieces come back whole, and every failure names the file and is
 // raised where the caller can hear it, a full disk included.
-#include <whd/baseband/rx_types.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 
 #include <gtest/gtest.h>
 

@@ -13,6 +13,7 @@
 // within the run's wall time).
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/modulator.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/sync.hpp>
 #include <whd/transport/capture.hpp>

@@ -4,6 +4,7 @@
 // frames, the payload holds exactly their bytes, and `interrupted` says the
 // capture was not read to its end.
 #include <whd/baseband/generator.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 

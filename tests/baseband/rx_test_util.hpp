@@ -7,6 +7,7 @@
 
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/modulator.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/sync.hpp>

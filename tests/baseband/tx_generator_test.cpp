@@ -5,6 +5,7 @@
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/modulator.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 
 #include "test_env.hpp"

@@ -7,6 +7,7 @@
 #include "fuzz_targets.hpp"
 
 #include <whd/baseband/frame_locator.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/report.hpp>

@@ -7,6 +7,7 @@
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
 #include <whd/baseband/impairments.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/fec/coded_rx.hpp>
 #include <whd/fec/coded_tx.hpp>

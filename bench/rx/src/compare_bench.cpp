@@ -4,6 +4,7 @@
 #include "plain_liquid_chain.hpp"
 
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 

@@ -6,6 +6,7 @@
 #include "gpu_symbol_decoder.hpp"
 
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 #include <whd/transport/cuda.hpp>

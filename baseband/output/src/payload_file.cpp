@@ -1,4 +1,4 @@
-#include <whd/baseband/rx_types.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/transport/at_once.hpp>
 
 #include <algorithm>

@@ -18,18 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-
 namespace whd::baseband {
-
-uint64_t peak_rss_bytes() noexcept
-{
-  rusage u{};
-  if (::getrusage(RUSAGE_SELF, &u) != 0) {
-    return 0;
-  }
-  return uint64_t(u.ru_maxrss) * 1024; // kilobytes on Linux
-}
 
 namespace {
 
