@@ -243,7 +243,9 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
      "GPU: chunks in flight per device, each with its own stream and buffers; 0: the default (4)")
     ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: first CUDA device ordinal")
     ("gpus", po::value(&o.gpus)->value_name("N|all")->default_value("1"),
-     "GPU: spread batches over N devices (from --device on), payload still in capture order; 'all' takes every device present")
+     "GPU: use N devices from --device on ('all': every device present from it). The first takes each batch while it keeps "
+     "up, the next the batches it cannot (where one GPU keeps up with the host, the run is one GPU's); "
+     "the payload stays in capture order. Only these devices are started. More than present is an error")
     ("format,f", po::value(&o.format)->value_name("cf32_le|ci16_le|ci8"), "sample format of a raw capture (overrides its extension)")
     ("sample-rate", po::value<double>()->value_name("SPS"), "sample rate used to state CFO in Hz (default: the meta's core:sample_rate, else 2.538e9)")
     ("truth,t", po::value(&o.truth)->value_name("FILE"), "compare the payload with FILE; the report adds bit errors and BER")
@@ -351,7 +353,8 @@ std::string write_way(const bb::payload_file_sink& f)
 
 /// The receiver the options ask for (receiver_factory.hpp resolves them), with the
 /// choice logged once.
-std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_config& cfg, whd::datatype capture_type, spdlog::logger& log)
+std::unique_ptr<bb::receiver> choose_backend(const options& o, bool narrowed, const bb::rx_config& cfg, whd::datatype capture_type,
+                                             spdlog::logger& log)
 {
   bb::receiver_request req;
   req.backend = *bb::parse_backend(o.backend);
@@ -361,6 +364,7 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, const bb::rx_conf
   req.nof_gpus = *bb::parse_gpu_count(o.gpus);
   req.gpus_text = o.gpus;
   req.device = o.device;
+  req.narrowed = narrowed;
   req.batch = std::size_t(o.batch);
   req.streams = o.streams;
   req.threads = unsigned(o.threads);
@@ -418,15 +422,26 @@ int run(const options& o)
   auto mark = [&](std::string_view step) {
     setup_marks.emplace_back(step, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
-  // The CUDA context (a few hundred ms) is made while the capture's meta is read
-  // and checked; the receiver is made after it.
+  // The process sees only the GPUs it uses (the driver starts every device it can
+  // see); their contexts (a few hundred ms) are made side by side while the capture's
+  // meta is read and checked; the receiver is made after it.
+  const int nof_gpus = *bb::parse_gpu_count(o.gpus); // 0: all
+  const bool narrowed = o.backend != "cpu" && nof_gpus > 0 && whd::cuda::show_only_devices(o.device, nof_gpus);
   std::jthread context;
   double context_seconds = 0; // the context thread's own time
   if (o.backend != "cpu" && o.dump.empty()) {
-    context = std::jthread([device = o.device, &context_seconds] {
+    context = std::jthread([device = narrowed ? 0 : o.device, n = std::max(nof_gpus, 1), &context_seconds] {
       whd::transport::name_this_thread("whd-cuda-start");
       const auto c0 = std::chrono::steady_clock::now();
-      whd::cuda::create_context(device);
+      try {
+        std::vector<int> devices;
+        for (int d = 0; d < n; ++d) {
+          devices.push_back(device + d);
+        }
+        (void)whd::cuda::start_devices(devices);
+      } catch (const std::exception&) {
+        (void)cudaGetLastError(); // a device not present: the receiver's set-up says so
+      }
       context_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
     });
   }
@@ -495,7 +510,7 @@ int run(const options& o)
     context.join();
     mark("CUDA context waited for");
   }
-  g_receiver = choose_backend(o, cfg, info.type, *log);
+  g_receiver = choose_backend(o, narrowed, cfg, info.type, *log);
   mark("receiver made");
   auto& rx = g_receiver;
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),

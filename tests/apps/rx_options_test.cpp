@@ -113,37 +113,44 @@ TEST(rx_options, the_gpu_options_leave_the_cpu_backends_output_as_it_was)
   EXPECT_EQ(b["timing"]["backend"], "cpu") << with.what;
 }
 
-TEST(rx_options, gpus_beyond_the_devices_present_fail_or_fall_back_as_documented)
+TEST(rx_options, gpus_beyond_the_devices_present_fail_saying_so)
 {
   const whd::test::scratch dir("gpus");
   const auto s = capture(dir / "cap", 2, 6102);
   const int devices = whd::cuda::device_count();
   std::cout << devices << " CUDA device(s) present\n";
-  // --backend gpu asking for a device past those present: exit 1, saying what to do.
+  // A device past those present: exit 1, naming it, on any backend but the CPU.
   const std::string past = std::to_string(devices + 8);
-  const auto r = rx({s.meta_path.string(), "--backend", "gpu", "--device", past, "--gpus", "2", "--report", (dir / "r.json").string()},
-                    dir.path());
-  EXPECT_EQ(r.exit_code, 1) << r.what;
-  if (devices == 0) {
-    EXPECT_NE(r.err.find("--backend gpu: "), std::string::npos) << r.what;
-    EXPECT_NE(r.err.find("use --backend cpu"), std::string::npos) << r.what;
-  } else {
-    EXPECT_NE(r.err.find("--device " + past + ": only " + std::to_string(devices) + " CUDA device(s) present"), std::string::npos)
-        << r.what;
+  for (const char* backend : {"gpu", "auto"}) {
+    const auto r = rx({s.meta_path.string(), "--backend", backend, "--device", past, "--gpus", "2", "--report", (dir / "r.json").string()},
+                      dir.path());
+    EXPECT_EQ(r.exit_code, 1) << r.what;
+    EXPECT_NE(r.err.find("--device " + past + ": no CUDA device " + past + " present"), std::string::npos) << r.what;
+    EXPECT_FALSE(fs::exists(dir / "r.json")) << "a failed run leaves no report\n" << r.what;
   }
-  EXPECT_FALSE(fs::exists(dir / "r.json")) << "a failed run leaves no report\n" << r.what;
-  // --backend auto with more GPUs than present: decodes all the same (on the GPUs
-  // there are, saying so, or on the CPU without any).
-  const auto a = rx({s.meta_path.string(), "--gpus", std::to_string(devices + 8), "-o", (dir / "p.bin").string(), "--report",
-                     (dir / "a.json").string()},
+  // More GPUs than present from device 0 on: exit 1 saying how many there are;
+  // without any GPU, --backend auto decodes on the CPU all the same.
+  const std::string more = std::to_string(devices + 1);
+  const auto a = rx({s.meta_path.string(), "--gpus", more, "-o", (dir / "p.bin").string(), "--report", (dir / "a.json").string()},
                     dir.path());
-  const json j = report_of(a, dir / "a.json");
-  EXPECT_EQ(whd::test::read_bytes(dir / "p.bin"), whd::test::read_bytes(s.truth_path)) << a.what;
   if (devices == 0) {
+    const json j = report_of(a, dir / "a.json");
+    EXPECT_EQ(whd::test::read_bytes(dir / "p.bin"), whd::test::read_bytes(s.truth_path)) << a.what;
     EXPECT_EQ(j["timing"]["backend"], "cpu") << a.what;
     EXPECT_NE(a.err.find("using the CPU"), std::string::npos) << a.what;
   } else {
-    EXPECT_NE(a.err.find("only " + std::to_string(devices) + " CUDA device(s)"), std::string::npos) << a.what;
+    EXPECT_EQ(a.exit_code, 1) << a.what;
+    EXPECT_NE(a.err.find("--gpus " + more + ": only " + std::to_string(devices) + " CUDA device(s) present from device 0 on"),
+              std::string::npos)
+        << a.what;
+    EXPECT_FALSE(fs::exists(dir / "a.json")) << a.what;
+  }
+  // --backend gpu without any GPU: exit 1, saying to use the CPU.
+  if (devices == 0) {
+    const auto g = rx({s.meta_path.string(), "--backend", "gpu", "--report", (dir / "g.json").string()}, dir.path());
+    EXPECT_EQ(g.exit_code, 1) << g.what;
+    EXPECT_NE(g.err.find("--backend gpu: "), std::string::npos) << g.what;
+    EXPECT_NE(g.err.find("use --backend cpu"), std::string::npos) << g.what;
   }
 }
 

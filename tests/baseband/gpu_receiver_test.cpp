@@ -319,18 +319,24 @@ TEST(gpu_receiver, two_gpus_give_the_bits_and_report_of_one)
   if (whd::cuda::device_count() < 2) {
     GTEST_SKIP() << "needs 2 CUDA devices, " << whd::cuda::device_count() << " present";
   }
-  for (const char* name : {"impaired_mixed_ci8", "header_crc_fail_cf32", "truncated_ci16"}) {
+  // Coded frames too: a frame whose chunks went to both GPUs gathers its soft values
+  // in one GPU's memory and runs its FEC on the other's stream.
+  for (const char* name : {"impaired_mixed_ci8", "header_crc_fail_cf32", "truncated_ci16", "coded_mcs2_ci8", "coded_truncated_mcs2_ci16", "coded_mcs0_cf32"}) {
     const auto info = tr::open_capture(vector_file(std::string(name) + ".sigmf-meta"));
     tr::capture_reader reader(info);
     bb::rx_config cfg;
     bb::gpu_config one;
-    one.symbols_per_batch = 5; // many batches, alternating between the GPUs
-    bb::gpu_config two = one;
-    two.nof_gpus = 2;
+    one.symbols_per_batch = 5; // many batches
     const auto a = receive(*bb::make_gpu_receiver(cfg, one), reader);
-    const auto b = receive(*bb::make_gpu_receiver(cfg, two), reader);
-    expect_same_report(b.result, a.result, name);
-    EXPECT_EQ(a.payload, b.payload) << name;
+    for (const bb::gpu_spread spread : {bb::gpu_spread::in_turn, bb::gpu_spread::when_busy}) {
+      const std::string what = std::string(name) + (spread == bb::gpu_spread::in_turn ? ", in turn" : ", when busy");
+      bb::gpu_config two = one;
+      two.nof_gpus = 2;
+      two.spread = spread; // in turn: batches alternate between the GPUs
+      const auto b = receive(*bb::make_gpu_receiver(cfg, two), reader);
+      expect_same_report(b.result, a.result, what);
+      EXPECT_EQ(a.payload, b.payload) << what;
+    }
   }
 }
 

@@ -43,7 +43,15 @@ made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, d
 {
   made_receiver out;
   auto& choice = out.choice;
+  // Narrowed, the process sees the devices it uses alone: device, device + 1, ... are
+  // its 0, 1, ...; a device past those present ends the list there.
+  const bool narrowed = req.narrowed && req.backend != backend_kind::cpu && req.nof_gpus > 0;
+  const int first = narrowed ? 0 : req.device;
   const int gpus = req.backend == backend_kind::cpu ? 0 : whd::cuda::device_count();
+  if (narrowed && gpus == 0 && req.device > 0) {
+    throw std::runtime_error("--device " + std::to_string(req.device) + ": no CUDA device " + std::to_string(req.device) +
+                             " present (devices count from 0), or use --backend cpu");
+  }
   if (req.backend == backend_kind::gpu && gpus == 0) {
     throw std::runtime_error("--backend gpu: " + whd::cuda::no_device_reason() + "; use --backend cpu (or auto, which falls back to it)");
   }
@@ -53,19 +61,19 @@ made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, d
     if (req.streams > 0) {
       g.nof_streams = req.streams;
     }
-    g.device = req.device;
+    g.device = first;
     g.pack_threads = req.threads;
     g.notice = notice;
-    if (req.device >= gpus) {
+    if (first >= gpus) {
       throw std::runtime_error("--device " + std::to_string(req.device) + ": only " + std::to_string(gpus) + " CUDA device(s) present");
     }
-    const int wanted = req.nof_gpus <= 0 ? gpus - req.device : req.nof_gpus;
-    g.nof_gpus = std::min(wanted, gpus - req.device);
-    if (g.nof_gpus < wanted && notice) {
+    const int from = gpus - first; // present from the first device on
+    if (req.nof_gpus > from) {
       const std::string asked = !req.gpus_text.empty() ? req.gpus_text : std::to_string(req.nof_gpus);
-      notice("--gpus " + asked + ": only " + std::to_string(gpus - req.device) + " CUDA device(s) from device " +
-             std::to_string(req.device) + " on; using " + std::to_string(g.nof_gpus));
+      throw std::runtime_error("--gpus " + asked + ": only " + std::to_string(from) + " CUDA device(s) present from device " +
+                               std::to_string(req.device) + " on; ask for at most " + std::to_string(from) + ", or 'all'");
     }
+    g.nof_gpus = req.nof_gpus <= 0 ? from : req.nof_gpus;
     // Integer captures cross as stored; cf32 as f32 unless half or int8 is asked for
     // (auto keeps f32: the CPU backend's bits, which packing may move near ties).
     // The device decodes f32 windows gathered from the chunk either way, so the FFT's

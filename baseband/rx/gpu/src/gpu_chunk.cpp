@@ -7,6 +7,7 @@
 #include <whd/transport/at_once.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <span>
 #include <string>
@@ -109,6 +110,9 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
         }
       }
       WHD_CUDA_CHECK(set_device_back); // checked once the slots' errors are told
+      nof_gpus_ = std::max(1, std::min<int>(gcfg.nof_gpus, int(slots_.size())));
+      spread_ = gcfg.spread;
+      turn_.assign(std::size_t(nof_gpus_), 0);
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
                     " symbols (chunks of " + std::to_string(positions) + " samples); running with " + std::to_string(per / CHUNK_L));
@@ -128,6 +132,7 @@ void slot_ring::open()
 {
   std::lock_guard lk(m_);
   next_ = 0;
+  std::fill(turn_.begin(), turn_.end(), 0);
   closed_ = false;
   error_ = nullptr;
   for (auto& s : slots_) {
@@ -135,8 +140,39 @@ void slot_ring::open()
   }
 }
 
+std::size_t slot_ring::next_of(int g) const noexcept
+{
+  const std::size_t n = std::size_t(nof_gpus_);
+  const std::size_t own = (slots_.size() - std::size_t(g) + n - 1) / n; // slots g, g + n, ... below size
+  return std::size_t(g) + n * (turn_[std::size_t(g)] % own);
+}
+
 chunk_slot* slot_ring::acquire()
 {
+  if (spread_ == gpu_spread::when_busy && nof_gpus_ > 1) {
+    std::unique_lock lk(m_);
+    for (;;) {
+      if (error_) {
+        std::rethrow_exception(error_);
+      }
+      if (closed_) {
+        return nullptr;
+      }
+      for (int g = 0; g < nof_gpus_; ++g) {
+        chunk_slot* s = slots_[next_of(g)].get();
+        if (!s->input_held) {
+          ++turn_[std::size_t(g)];
+          s->input_held = true;
+          return s;
+        }
+        if (s->located.done() && s->done.done()) {
+          break; // held by the host (the walk, the writer), not its GPU: another GPU would not go faster
+        }
+      }
+      // A release wakes this; a GPU finishing its chunk does not, hence the timeout.
+      free_cv_.wait_for(lk, std::chrono::microseconds(200));
+    }
+  }
   if (next_ >= slots_.size()) {
     next_ = 0;
   }

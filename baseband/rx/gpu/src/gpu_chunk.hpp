@@ -179,8 +179,11 @@ public:
 
   /// Opens the ring for a run: the first slot is next, none is held.
   void open();
-  /// The next slot in turn, its input held, once its input is released; null after
-  /// close(); rethrows the error given to fail(). Called from one thread (the reader).
+  /// The next slot, its input held, once its input is released; null after close();
+  /// rethrows the error given to fail(). Called from one thread (the reader). Each
+  /// GPU's slots are taken in turn; which GPU's, gpu_config::spread says (when_busy:
+  /// the first GPU whose next slot is free, passing over a GPU only while that slot's
+  /// chunk is still on the GPU; a slot the host holds is waited for).
   chunk_slot* acquire();
   /// Holds `s`'s output (for the chunk just read into it), once the writer has
   /// released it; rethrows the error given to fail(). Called from one thread (the walk).
@@ -198,8 +201,14 @@ public:
   void fail(std::exception_ptr e);
 
 private:
+  /// GPU g's next slot in turn (slot i is on GPU i mod nof_gpus_).
+  std::size_t next_of(int g) const noexcept;
+
   std::vector<std::unique_ptr<chunk_slot>> slots_;
-  std::size_t next_ = 0;
+  std::size_t next_ = 0;         ///< in_turn: the next slot
+  std::vector<std::size_t> turn_; ///< when_busy: each GPU's next slot, counted among its own
+  int nof_gpus_ = 1;
+  gpu_spread spread_ = gpu_spread::in_turn;
   std::mutex m_;
   std::condition_variable free_cv_;
   bool closed_ = false;

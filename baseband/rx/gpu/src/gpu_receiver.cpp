@@ -88,6 +88,21 @@ public:
                                   std::to_string(gcfg_.device + gcfg_.nof_gpus - 1) + " asked for, " + std::to_string(present) +
                                   " present");
     }
+    // The contexts side by side, a thread each. A coded frame whose chunks went to
+    // different GPUs gathers its soft values in one GPU's memory, which the others
+    // then write: without peer access between them the run keeps to the first GPU.
+    std::vector<int> used;
+    for (int d = 0; d < gcfg_.nof_gpus; ++d) {
+      used.push_back(gcfg_.device + d);
+    }
+    if (!cuda::start_devices(used)) {
+      if (gcfg_.notice) {
+        gcfg_.notice("GPUs " + std::to_string(gcfg_.device) + ".." + std::to_string(gcfg_.device + gcfg_.nof_gpus - 1) +
+                     " cannot reach each other's memory (no peer access): decoding on GPU " + std::to_string(gcfg_.device) + " alone");
+      }
+      gcfg_.nof_gpus = 1;
+    }
+    WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device));
   }
 
   std::string_view backend() const noexcept override { return "gpu"; }
@@ -369,7 +384,7 @@ private:
       }
       const gpu::located_candidate& g = s.h_located[i];
       located_candidate lc = to_host(g, d, total);
-      if (g.status == gpu::locate_status::needs_more) {
+      if (g.status == locate_outcome::needs_more) {
         // Its windows reach past the chunk (cannot happen with the halo above; kept
         // so that a wrong halo costs speed, never a frame): located on the host.
         stage_timer t(times_.host_locate);
@@ -400,7 +415,7 @@ private:
         o.fec = !f.truncated;
         o.geo = fec::geometry(f.mcs, f.nd);
       }
-      if (g.status == gpu::locate_status::needs_more) {
+      if (g.status == locate_outcome::needs_more) {
         o.carried = std::make_unique<gpu::frame_params>(gpu::make_frame_params(*lc.frame));
       }
       res.frames.push_back(std::move(f));
@@ -415,14 +430,11 @@ private:
   /// channel stays on the device).
   located_candidate to_host(const gpu::located_candidate& g, const detection& d, uint64_t total) const
   {
-    located_summary x;
-    switch (g.status) {
-    case gpu::locate_status::no_sync: x.what = located_detection::outcome::no_sync; break;
-    case gpu::locate_status::cut_off: x.what = located_detection::outcome::cut_off; break;
-    case gpu::locate_status::rejected: x.what = located_detection::outcome::rejected; break;
-    case gpu::locate_status::ok: x.what = located_detection::outcome::accepted; break;
-    case gpu::locate_status::needs_more: return {};
+    if (g.status == locate_outcome::needs_more) {
+      return {};
     }
+    located_summary x;
+    x.what = g.status;
     x.sync = {g.start, g.fft0, g.cfo_cps};
     x.snr_dB = g.snr_dB;
     x.header = g.header;

@@ -258,6 +258,17 @@ public:
   cudaEvent_t get() const noexcept { return e_; }
   void record(stream_ref s) { WHD_CUDA_CHECK(cudaEventRecord(e_, s.get())); }
   void synchronize() const { WHD_CUDA_CHECK(cudaEventSynchronize(e_)); }
+  /// Whether the work before the last record is done (true when never recorded).
+  bool done() const
+  {
+    const cudaError_t e = cudaEventQuery(e_);
+    if (e == cudaErrorNotReady) {
+      (void)cudaGetLastError(); // not an error: clears nothing sticky
+      return false;
+    }
+    WHD_CUDA_CHECK(e);
+    return true;
+  }
   /// Milliseconds from `start` to this event (both recorded and complete).
   float elapsed_ms_since(const event& start) const
   {

@@ -44,9 +44,14 @@ struct receiver_request {
   unsigned threads = 0;
   /// GPU chunks in flight per GPU; 0: gpu_config's default.
   int streams = 0;
-  /// The GPU count as the user wrote it ("2", "all"), for the notice when fewer are
-  /// present; empty: written from nof_gpus.
+  /// The GPU count as the user wrote it ("2", "all"), for the messages; empty:
+  /// written from nof_gpus.
   std::string gpus_text;
+  /// The process sees only devices [device, device + nof_gpus) of the host, as its
+  /// 0 .. nof_gpus - 1 (cuda::show_only_devices, called before its first CUDA use, as
+  /// whd-rx does), so that the driver starts those alone; messages still name them as
+  /// the host numbers them.
+  bool narrowed = false;
 };
 
 /// What make_receiver took and why, for the log (whd-rx) or the result (whdrx).
@@ -77,12 +82,12 @@ using choice_fn = std::function<void(const receiver_choice&)>;
 
 /// Resolve `req` for a capture of `capture_type` and build the receiver.
 /// The CPU backend gets `cfg` as it is; the GPU backend also gets the link, batch,
-/// device, GPU count (at most the devices present from `device` on, with a notice
-/// when fewer than asked for) and the FFT exchange the tune cache
+/// device, GPU count ("all": every device present from `device` on) and the FFT exchange the tune cache
 /// (whd-bench fft --tune) names for the link's input type. `notice` gets the lines
 /// a log should warn with; `chosen` gets the choice before the backend is set up.
 /// @throws std::runtime_error when `gpu` is asked for and no device is usable, or
-///   `device` is not present (the message says what to use instead);
+///   `device` is not present, or fewer than nof_gpus devices are present from it on
+///   (the message says what to use instead);
 ///   whd::cuda::cuda_error when the GPU backend cannot be set up
 made_receiver make_receiver(const receiver_request& req, const rx_config& cfg, datatype capture_type,
                             const notice_fn& notice = {}, const choice_fn& chosen = {});

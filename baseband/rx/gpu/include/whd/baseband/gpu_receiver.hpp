@@ -17,6 +17,7 @@
 #include <whd/transport/link_pack.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -24,6 +25,16 @@
 
 namespace whd::baseband {
 
+
+/// How chunks go to the GPUs when there are several.
+enum class gpu_spread : uint8_t {
+  /// The first GPU takes every chunk while it keeps up; a chunk goes to the next GPU
+  /// only when every chunk in flight on those before is still on its GPU. Where the
+  /// host is the bound (reading, the walk, the payload), the run is one GPU's.
+  when_busy,
+  /// Chunk k to GPU k mod N, whatever the load (the tests: every GPU takes chunks).
+  in_turn,
+};
 
 /// Set-up of the GPU backend.
 struct gpu_config {
@@ -43,9 +54,10 @@ struct gpu_config {
   int nof_streams = 4;
   /// First CUDA device ordinal.
   int device = 0;
-  /// GPUs used: devices [device, device + nof_gpus); batches go to them in turn
-  /// and their payload is written in capture order.
+  /// GPUs used: devices [device, device + nof_gpus); batches go to them as `spread`
+  /// says and their payload is written in capture order.
   int nof_gpus = 1;
+  gpu_spread spread = gpu_spread::when_busy;
   /// Host threads reading chunks into pinned memory (0: all hardware threads).
   unsigned pack_threads = 0;
   /// The FFT exchange of the fused kernel (the tune cache's choice for the link's
