@@ -2,6 +2,8 @@
 # Pack the built binaries, test binaries and their non-system shared libraries
 # into dist/ (ignored by git), small enough to travel to the GPU machine
 # (device `carry: ["dist"]`). Run there with: LD_LIBRARY_PATH=dist/lib dist/bin/...
+# WHD_BUNDLE_BINS: the binaries to take, by name (e.g. "whd-rx whd-tx whd-bench"; default
+# every app and test binary), to stay under the carry limit with the module and wheels.
 # WHD_BUNDLE_PYTHON_BUILD: the build folder whose module whdrx goes in (default the
 # main build's), e.g. one configured with -DWHD_PYTHON for the GPU machine's Python.
 # WHD_BUNDLE_WHEELS: a folder of wheels copied to DIST/wheels (dask.distributed and its
@@ -14,7 +16,11 @@ rm -rf "$dist"
 mkdir -p "$dist/bin" "$dist/lib"
 shopt -s nullglob
 for exe in "$WHD_BUILD"/apps/*/whd-* "$WHD_BUILD"/tests/*/*_tests; do
+  [[ -n ${WHD_BUNDLE_BINS:-} && " $WHD_BUNDLE_BINS " != *" $(basename "$exe") "* ]] && continue
   [[ -x $exe && -f $exe ]] && cp "$exe" "$dist/bin/"
+done
+for name in ${WHD_BUNDLE_BINS:-}; do
+  [[ -x $dist/bin/$name ]] || { echo "bundle.sh: no $name in $WHD_BUILD (WHD_BUNDLE_BINS)" >&2; exit 1; }
 done
 # Libraries the device machine lacks: everything ldd resolves outside glibc and CUDA.
 for exe in "$dist"/bin/*; do
