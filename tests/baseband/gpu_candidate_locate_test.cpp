@@ -115,17 +115,6 @@ gpu_result run_gpu(gpu::candidate_locator& loc, std::span<const cf32> x, uint64_
   return r;
 }
 
-gpu::locate_status expected_status(const bb::located_detection& c)
-{
-  switch (c.what) {
-  case bb::located_detection::outcome::no_sync: return gpu::locate_status::no_sync;
-  case bb::located_detection::outcome::cut_off: return gpu::locate_status::cut_off;
-  case bb::located_detection::outcome::rejected: return gpu::locate_status::rejected;
-  case bb::located_detection::outcome::accepted: return gpu::locate_status::ok;
-  }
-  return gpu::locate_status::needs_more;
-}
-
 /// Tallies of one comparison, for the test's own verdict on its coverage.
 struct tally {
   std::size_t ok = 0, rejected = 0, no_sync = 0, cut_off = 0;
@@ -136,14 +125,14 @@ struct tally {
 void expect_agree(const bb::located_detection& c, const gpu::located_candidate& g, const gpu::frame_params& fp,
                   const std::string& what, tally& t)
 {
-  ASSERT_EQ(int(g.status), int(expected_status(c))) << what;
-  if (c.what == bb::located_detection::outcome::no_sync) {
+  ASSERT_EQ(int(g.status), int(c.what)) << what; // one enum on both sides
+  if (c.what == bb::locate_outcome::no_sync) {
     ++t.no_sync;
     return;
   }
   EXPECT_EQ(g.start, c.sync.start) << what;
   EXPECT_EQ(g.fft0, c.sync.fft0) << what;
-  if (c.what == bb::located_detection::outcome::cut_off) {
+  if (c.what == bb::locate_outcome::cut_off) {
     ++t.cut_off;
     return;
   }
@@ -159,7 +148,7 @@ void expect_agree(const bb::located_detection& c, const gpu::located_candidate& 
   } else {
     EXPECT_LE(g.snr_dB, SNR_FLOOR_DB + 1.0) << what << ": snr " << g.snr_dB << " dB against " << c.channel.snr_dB;
   }
-  if (c.what == bb::located_detection::outcome::rejected) {
+  if (c.what == bb::locate_outcome::rejected) {
     ++t.rejected;
     return;
   }
@@ -388,10 +377,10 @@ TEST(gpu_candidate_locate, candidates_outside_the_chunk_need_more_and_the_others
     const uint64_t lag0 = centre > 2 * p::G ? centre - 2 * p::G : 0;
     const uint64_t lag_end = centre + 2 * p::G + p::N;
     const bool lags_inside = lag0 >= first && lag_end <= end;
-    const bool past_timing = w.status == gpu::locate_status::ok || w.status == gpu::locate_status::rejected;
+    const bool past_timing = w.status == bb::locate_outcome::accepted || w.status == bb::locate_outcome::rejected;
     const bool head_inside = w.fft0 >= first && w.fft0 + HEAD <= end;
     const bool fits = dets[i].coarse >= first + dev.lookback() && dets[i].coarse + dev.lookahead() <= end;
-    if (g.status == gpu::locate_status::needs_more) {
+    if (g.status == bb::locate_outcome::needs_more) {
       ++needs_more;
       EXPECT_FALSE(fits) << what << ": inside lookback/lookahead, yet needs more";
       EXPECT_TRUE(!lags_inside || (past_timing && !head_inside)) << what << ": everything it reads is in the chunk";
@@ -415,7 +404,7 @@ TEST(gpu_candidate_locate, candidates_outside_the_chunk_need_more_and_the_others
   // The chunk cuts frame 0's preamble and frame 2's header: both ends are exercised.
   std::size_t late = 0, early = 0;
   for (std::size_t i = 0; i < dets.size(); ++i) {
-    if (part.located[i].status == gpu::locate_status::needs_more) {
+    if (part.located[i].status == bb::locate_outcome::needs_more) {
       (dets[i].coarse > fr[1].start ? late : early) += 1;
     }
   }

@@ -19,6 +19,7 @@
 
 #include "gpu_sync_types.hpp"
 
+#include <whd/baseband/locate_outcome.hpp>
 #include <whd/baseband/profile.hpp>
 #include <whd/baseband/rx_types.hpp>
 #include <whd/transport/cuda.hpp>
@@ -31,32 +32,23 @@ namespace whd::baseband::gpu {
 
 struct frame_params; // gpu_symbol_decoder.hpp
 
-/// What locating one candidate concluded.
-enum class locate_status : uint8_t {
-  ok,         ///< header accepted: every field is valid and the candidate's frame_params are written
-  no_sync,    ///< synchronize() would return nullopt: the cross-correlation shows no preamble, the
-              ///< first path lies before the capture's first guard, or the capture (`total`)
-              ///< ends inside the fine-timing or fine-CFO windows
-  rejected,   ///< a preamble whose header failed: `header` says why (start, fft0, cfo, snr, bad valid)
-  cut_off,    ///< the capture ends before the header window is whole (frame_locator's nullopt:
-              ///< nothing decodable follows); start and fft0 valid
-  needs_more, ///< a window it must read lies outside the chunk but inside the capture: run it
-              ///< again on a chunk holding [coarse - lookback(), coarse + lookahead())
-};
-
 /// One candidate as located; plain data, copied back as it is.
 struct located_candidate {
   uint64_t start;       ///< first preamble sample, guard included (first path) [capture sample index]
   uint64_t fft0;        ///< first sample of preamble symbol 0's FFT window [capture sample index]
-  double cfo_cps;       ///< fine CFO [cycles/sample] (ok, rejected; 0 otherwise)
-  double snr_dB;        ///< preamble SNR as estimate_channel states it [dB] (ok, rejected)
-  uint64_t bad_samples; ///< non-finite samples in the three FFT windows, taken as 0 (ok, rejected)
-  uint32_t nd;          ///< data symbols announced by the header (ok; as parsed when rejected)
-  locate_status status; ///< what the other fields mean
+  double cfo_cps;       ///< fine CFO [cycles/sample] (accepted, rejected; 0 otherwise)
+  double snr_dB;        ///< preamble SNR as estimate_channel states it [dB] (accepted, rejected)
+  uint64_t bad_samples; ///< non-finite samples in the three FFT windows, taken as 0 (accepted, rejected)
+  uint32_t nd;          ///< data symbols announced by the header (accepted; as parsed when rejected)
+  /// What the other fields mean: accepted, every field (and the candidate's
+  /// frame_params are written); rejected, start, fft0, cfo, snr, bad and the header's
+  /// fields as parsed; cut_off, start and fft0; needs_more, none (run it again on a
+  /// chunk holding [coarse - lookback(), coarse + lookahead())).
+  locate_outcome status;
   profile::header_status header; ///< ok, or why the header was rejected
-  profile::modulation mod;       ///< ok only
-  uint8_t mode;         ///< the header's mode field h[0..3] (ok only; profile 2 §1)
-  uint8_t seq;          ///< frame sequence number (ok; as parsed when rejected)
+  profile::modulation mod;       ///< accepted only
+  uint8_t mode;         ///< the header's mode field h[0..3] (accepted only; profile 2 §1)
+  uint8_t seq;          ///< frame sequence number (accepted; as parsed when rejected)
 };
 static_assert(std::is_trivially_copyable_v<located_candidate>);
 
@@ -79,8 +71,8 @@ public:
 
   /// Enqueues the location of candidates [0, min(*d_count, max_candidates())) on
   /// `stream` (no allocation, no sync): afterwards d_located()[i] holds candidate i's
-  /// result and, where it is ok, d_frame_params()[i] its decode parameters. Slots at
-  /// and past the count, and the frame_params of candidates not ok, are left as they were.
+  /// result and, where it is accepted, d_frame_params()[i] its decode parameters. Slots at
+  /// and past the count, and the frame_params of candidates not accepted, are left as they were.
   /// The outputs are reused: runs of one object must be ordered (one stream).
   /// @param[in] d_samples capture samples [first, first + nof) as float2 (device); non-finite
   ///                      samples are allowed and taken as 0 where they are read, as on the host
@@ -97,7 +89,7 @@ public:
   /// The last run's results (device, max_candidates() slots).
   const located_candidate* d_located() const noexcept { return located_.data(); }
   /// The last run's decode parameters (device, max_candidates() slots; slot i valid
-  /// where candidate i is ok).
+  /// where candidate i is accepted).
   const frame_params* d_frame_params() const noexcept { return params_.data(); }
   /// The same slots, writable: a receiver puts there the parameters of frames that go
   /// on from an earlier chunk (slots the run leaves as they were).

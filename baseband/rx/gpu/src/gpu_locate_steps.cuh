@@ -172,7 +172,7 @@ struct decisions {
   int warp_arg[THREADS / 32];
   int peak;
   unsigned bad;
-  locate_status status;
+  locate_outcome status;
   bool go_on;
 };
 /// The block's shared memory: the stages one after the other in one union (a barrier
@@ -225,7 +225,7 @@ __device__ __forceinline__ bool fine_timing_step(const locate_args& a, const uin
   if (lag0 + uint64_t(nof_r) > a.total || lag0 < a.first || lag0 + uint64_t(nof_r) > a.first + a.nof) {
     if (tid == 0) {
       decisions d{};
-      d.status = lag0 + uint64_t(nof_r) > a.total ? locate_status::no_sync : locate_status::needs_more;
+      d.status = lag0 + uint64_t(nof_r) > a.total ? locate_outcome::no_sync : locate_outcome::needs_more;
       write_early(a, c, d);
     }
     return false;
@@ -364,7 +364,7 @@ __device__ __forceinline__ bool fine_timing_step(const locate_args& a, const uin
     const double rho = around - floor_per_lag * double(nof_around);
     d.start = d.fft0 = 0;
     d.cfo_cps = 0.0;
-    d.status = locate_status::no_sync;
+    d.status = locate_outcome::no_sync;
     d.go_on = false;
     if (rho >= double(a.validate_threshold)) {
       int first_path = peak;
@@ -380,12 +380,12 @@ __device__ __forceinline__ bool fine_timing_step(const locate_args& a, const uin
         d.fft0 = body0 - uint64_t(a.timing_backoff);
         const uint64_t end = d.fft0 + uint64_t(HEAD);
         if (d.fft0 + uint64_t(N + L) > a.total) {
-          d.status = locate_status::no_sync; // synchronize's fine-CFO read is short
+          d.status = locate_outcome::no_sync; // synchronize's fine-CFO read is short
           d.start = d.fft0 = 0;
         } else if (end > a.total) {
-          d.status = locate_status::cut_off;
+          d.status = locate_outcome::cut_off;
         } else if (d.fft0 < a.first || end > a.first + a.nof) {
-          d.status = locate_status::needs_more;
+          d.status = locate_outcome::needs_more;
         } else {
           d.go_on = true;
         }
@@ -588,7 +588,7 @@ __device__ __forceinline__ bool header_step(const locate_args& a, const uint32_t
     const double signal = fmax(sm.d.sig / p::NOF_USED - noise / 2.0, 0.0);
     const double snr = noise > 0.0 ? signal / noise * double(p::NOF_USED) / p::N : 1e15;
     located_candidate o{};
-    o.status = hs == p::header_status::ok ? locate_status::ok : locate_status::rejected;
+    o.status = hs == p::header_status::ok ? locate_outcome::accepted : locate_outcome::rejected;
     o.header = hs;
     o.start = start;
     o.fft0 = fft0;

@@ -57,14 +57,14 @@ located_detection candidate_locator::examine(const transport::sample_source& src
   located_detection x;
   const auto s = synchronize(src, d, cfg_);
   if (!s) {
-    x.what = located_detection::outcome::no_sync; // not a preamble (a tone, a DC offset) or the source ends
+    x.what = locate_outcome::no_sync; // not a preamble (a tone, a DC offset) or the source ends
     return x;
   }
   x.sync = *s;
   // Preamble and header windows.
   auto& head = plan_->head;
   if (src.read(s->fft0, head) != head.size()) {
-    x.what = located_detection::outcome::cut_off;
+    x.what = locate_outcome::cut_off;
     return x;
   }
   // Non-finite samples in the three FFT windows are taken as 0 and counted.
@@ -87,14 +87,14 @@ located_detection candidate_locator::examine(const transport::sample_source& src
   }
   x.channel = estimate_channel(y[0].data(), y[1].data(), smoother_);
   x.header = p::parse_header(decide_header(y[2].data(), x.channel), x.fields);
-  x.what = x.header == p::header_status::ok ? located_detection::outcome::accepted : located_detection::outcome::rejected;
+  x.what = x.header == p::header_status::ok ? locate_outcome::accepted : locate_outcome::rejected;
   return x;
 }
 
 located_candidate candidate_locator::conclude(const located_detection& x, const detection& d, uint64_t total) const
 {
   const located_summary s{x.what, x.sync, x.channel.snr_dB, x.header, x.fields, x.bad_samples};
-  return conclude(s, x.what == located_detection::outcome::accepted ? std::make_shared<const channel_estimate>(x.channel) : nullptr,
+  return conclude(s, x.what == locate_outcome::accepted ? std::make_shared<const channel_estimate>(x.channel) : nullptr,
                   d, total);
 }
 
@@ -104,20 +104,21 @@ located_candidate candidate_locator::conclude(const located_summary& x, std::sha
   constexpr uint64_t L = p::SYMBOL_LEN;
   located_candidate out;
   switch (x.what) {
-  case located_detection::outcome::no_sync:
-    out.what = located_candidate::kind::no_preamble;
+  case locate_outcome::no_sync:
+  case locate_outcome::needs_more: // never a summary's (the GPU backend keeps those candidates)
+    out.what = locate_outcome::no_sync;
     out.resume = d.coarse + L; // look past it
     return out;
-  case located_detection::outcome::cut_off:
-    out.what = located_candidate::kind::cut_off;
+  case locate_outcome::cut_off:
+    out.what = locate_outcome::cut_off;
     out.resume = total;
     return out;
-  case located_detection::outcome::rejected:
-    out.what = located_candidate::kind::rejected;
+  case locate_outcome::rejected:
+    out.what = locate_outcome::rejected;
     out.failure = header_failure{x.sync.start, x.header, x.bad_samples};
     out.resume = x.sync.start + p::NOF_PREAMBLE_SYMBOLS * L;
     return out;
-  case located_detection::outcome::accepted: break;
+  case locate_outcome::accepted: break;
   }
   located_frame f;
   f.sync = x.sync;
@@ -140,7 +141,7 @@ located_candidate candidate_locator::conclude(const located_summary& x, std::sha
   f.info.truncated = f.info.symbols < x.fields.nd;
   // Go on half a guard before the frame's end: the coarse point of a preamble that
   // follows back to back lies on its plateau, after its first sample.
-  out.what = located_candidate::kind::frame;
+  out.what = locate_outcome::accepted;
   out.resume = f.info.truncated ? total : x.sync.start + (p::FIRST_DATA_SYMBOL + uint64_t(x.fields.nd)) * L - p::G / 2;
   out.frame = std::move(f);
   return out;
@@ -154,10 +155,11 @@ located_candidate candidate_locator::locate(const transport::sample_source& src,
 bool frame_walk::take(const detection&, const located_candidate& c)
 {
   switch (c.what) {
-  case located_candidate::kind::no_preamble: pos_ = c.resume; return false;
-  case located_candidate::kind::cut_off: ended_ = true; return false;
-  case located_candidate::kind::rejected:
-  case located_candidate::kind::frame: pos_ = c.resume; return true;
+  case locate_outcome::no_sync:
+  case locate_outcome::needs_more: pos_ = c.resume; return false; // never a located_candidate's
+  case locate_outcome::cut_off: ended_ = true; return false;
+  case locate_outcome::rejected:
+  case locate_outcome::accepted: pos_ = c.resume; return true;
   }
   return false;
 }

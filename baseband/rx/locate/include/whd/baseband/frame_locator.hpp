@@ -12,6 +12,7 @@
 /// are decoded.
 #pragma once
 
+#include <whd/baseband/locate_outcome.hpp>
 #include <whd/baseband/rx_types.hpp>
 #include <whd/baseband/sync.hpp>
 #include <whd/baseband/tone_math.hpp>
@@ -42,13 +43,7 @@ struct located_frame {
 /// windows, channel, header): what every backend must reproduce for the same
 /// candidate, and what the GPU locator's tests compare field by field.
 struct located_detection {
-  enum class outcome : uint8_t {
-    no_sync,  ///< synchronize() found no preamble (or the source ends inside its windows)
-    cut_off,  ///< the source ends before the header is whole: nothing decodable follows
-    rejected, ///< a preamble whose header failed: `header` says why
-    accepted, ///< a frame
-  };
-  outcome what = outcome::no_sync;
+  locate_outcome what = locate_outcome::no_sync;              ///< never needs_more
   frame_sync sync;                                            ///< all but no_sync
   channel_estimate channel;                                   ///< rejected and accepted
   profile::header_status header = profile::header_status::ok; ///< rejected and accepted
@@ -59,7 +54,7 @@ struct located_detection {
 /// What conclude() reads of a located candidate besides its channel: a
 /// located_detection's fields but the channel estimate, of which only the SNR.
 struct located_summary {
-  located_detection::outcome what = located_detection::outcome::no_sync;
+  locate_outcome what = locate_outcome::no_sync; ///< never needs_more
   frame_sync sync;
   double snr_dB = 0.0;
   profile::header_status header = profile::header_status::ok;
@@ -69,13 +64,8 @@ struct located_summary {
 
 /// What locating one candidate found, as the walk and the receivers use it.
 struct located_candidate {
-  enum class kind {
-    no_preamble, ///< the cross-correlation shows no preamble (a tone, a DC offset)
-    cut_off,     ///< the capture ends before the header is whole: nothing decodable follows
-    rejected,    ///< a preamble whose header failed (failure is set)
-    frame,       ///< an accepted frame (frame is set)
-  };
-  kind what = kind::no_preamble;
+  /// Never needs_more; rejected: failure is set; accepted: frame is set.
+  locate_outcome what = locate_outcome::no_sync;
   std::optional<located_frame> frame;
   std::optional<header_failure> failure;
   /// Where the walk goes on after this candidate, had it been taken: candidates whose
