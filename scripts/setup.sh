@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libboost-program-options-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
   libliquid-dev libfftw3-dev libfec-dev
   python3 python3-numpy python3-matplotlib

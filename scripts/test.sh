@@ -10,11 +10,10 @@
 # lets it be skipped instead, saying so; under CI=true or WHD_STRICT=1 it never is.
 # WHD_FUZZ_SECONDS sets the time per fuzz target (default 20). Extra arguments go to
 # the first ctest. Signals need no terminal: the suite runs the same in the
-# background, under nohup or with no terminal at all.
+# background, under nohup or with no terminal at all. It ends by printing each
+# stage's seconds; docs/decisions.md says what they come to on a two-core machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-"$here/setup.sh"
-source "$here/env.sh"
 
 # May a stage that cannot run be skipped? Only when asked, and never in CI.
 skip_allowed() {
@@ -31,6 +30,8 @@ timed() { # timed NAME COMMAND...: run a stage, record its seconds
   stage_times+=("$name $((SECONDS - t0)) s")
 }
 
+timed setup "$here/setup.sh"
+source "$here/env.sh"
 timed build whd_build
 # --timeout: a default for any test without its own TIMEOUT (tests/CMakeLists.txt gives one to each).
 run_ctest() { (cd "$WHD_BUILD" && ctest --no-tests=error --timeout 300 --output-on-failure -j "$WHD_JOBS" "$@"); }
