@@ -7,7 +7,9 @@
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   SECONDS_PER_TARGET  default 25; TARGETs default to all: sigmf_meta capture_reader frame_decoder coded_decoder
 # Environment: WHD_FUZZ_BUILD (default build-fuzz), WHD_FUZZ_CXX (default clang++),
-#   WHD_JOBS (build jobs).
+#   WHD_JOBS (build jobs, and targets run at once).
+# The targets run side by side, WHD_JOBS at a time: each is one process on one core, so
+# each still gets SECONDS of a core, and the stage takes SECONDS x targets / WHD_JOBS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
@@ -28,17 +30,31 @@ cmake --build "$build" -j "$WHD_JOBS"
 
 # Per target: longest input, and the dictionary if any.
 declare -A max_len=([sigmf_meta]=16384 [capture_reader]=4096 [frame_decoder]=24000 [coded_decoder]=16384)
-failed=()
-mkdir -p "$build/artifacts"
+declare -A named=()
 for t in "${targets[@]}"; do
   [[ -n ${max_len[$t]:-} ]] || { echo "fuzz: unknown target '$t'" >&2; exit 2; }
+  [[ -z ${named[$t]:-} ]] || { echo "fuzz: target '$t' named twice" >&2; exit 2; }
+  named[$t]=1
+done
+mkdir -p "$build/artifacts"
+declare -A pid=()
+# An interrupted run takes its fuzzers with it (background jobs ignore SIGINT).
+trap 'kill $(jobs -pr) 2>/dev/null || true' EXIT
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= WHD_JOBS)); do wait -n || true; done
   corpus="$build/corpus/$t" # what this machine's runs found; the seeds stay read-only
   mkdir -p "$corpus"
   opts=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=20 -rss_limit_mb=2048
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-")
   [[ -f $WHD_ROOT/data/fuzz/$t.dict ]] && opts+=(-dict="$WHD_ROOT/data/fuzz/$t.dict")
   echo "fuzz: $t for ${seconds}s" >&2
-  if ! "$build/fuzz_$t" "${opts[@]}" "$corpus" "$WHD_ROOT/data/fuzz/$t" >"$build/$t.log" 2>&1; then
+  "$build/fuzz_$t" "${opts[@]}" "$corpus" "$WHD_ROOT/data/fuzz/$t" >"$build/$t.log" 2>&1 &
+  pid[$t]=$!
+done
+failed=()
+for t in "${targets[@]}"; do
+  # wait PID gives the status of a process that wait -n reaped already (bash 5).
+  if ! wait "${pid[$t]}"; then
     failed+=("$t")
     tail -n 40 "$build/$t.log" >&2
   fi
