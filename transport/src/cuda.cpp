@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -78,6 +80,14 @@ bool show_only_devices(int first, int count)
   return list && ::setenv("CUDA_VISIBLE_DEVICES", list->c_str(), 1) == 0;
 }
 
+namespace {
+/// The peer access this process has enabled, (from, to): asked once each, so that a
+/// second receiver on the same GPUs makes no failing call (which compute-sanitizer
+/// reports as an API error).
+std::mutex peers_m;
+std::set<std::pair<int, int>> peers_enabled;
+} // namespace
+
 bool start_devices(const std::vector<int>& devices)
 {
   std::vector<cudaError_t> started(devices.size(), cudaSuccess);
@@ -97,11 +107,17 @@ bool start_devices(const std::vector<int>& devices)
         peers[i] = 0;
         continue;
       }
+      std::lock_guard lk(peers_m);
+      if (peers_enabled.contains({devices[i], devices[j]})) {
+        continue;
+      }
       const cudaError_t e = cudaDeviceEnablePeerAccess(devices[j], 0);
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
+      if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled) {
+        peers_enabled.insert({devices[i], devices[j]});
+      } else {
         peers[i] = 0;
       }
-      cudaGetLastError(); // an "already enabled" is no error
+      (void)cudaGetLastError(); // an "already enabled" (by other code) is no error
     }
   });
   for (const cudaError_t e : started) {
