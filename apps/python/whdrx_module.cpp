@@ -157,13 +157,13 @@ bb::receiver_request to_request(const decode_args& a)
   bb::receiver_request req;
   const auto backend = bb::parse_backend(a.backend);
   if (!backend) {
-    throw std::invalid_argument("backend must be 'auto', 'cpu' or 'gpu', not '" + a.backend + "'");
+    throw std::invalid_argument("backend must be " + whd::names_of(bb::BACKEND_NAMES) + ", not '" + a.backend + "'");
   }
   req.backend = *backend;
   if (a.link != "auto") {
     req.link = tr::parse_link_format(a.link);
     if (!req.link) {
-      throw std::invalid_argument("link must be 'auto', 'f32', 'half' or 'int8', not '" + a.link + "'");
+      throw std::invalid_argument("link must be auto, " + whd::names_of(tr::LINK_FORMAT_NAMES) + ", not '" + a.link + "'");
     }
   }
   const auto gpus = bb::parse_gpu_count(a.gpus);
@@ -455,10 +455,8 @@ std::vector<whd::profile::modulation> parse_mods(const std::vector<std::string>&
 {
   std::vector<whd::profile::modulation> mods;
   for (const auto& m : names) {
-    if (m == "qpsk") {
-      mods.push_back(whd::profile::modulation::qpsk);
-    } else if (m == "qam16" || m == "16qam") {
-      mods.push_back(whd::profile::modulation::qam16);
+    if (const auto mod = whd::profile::parse_modulation(m)) {
+      mods.push_back(*mod);
     } else {
       throw std::invalid_argument("mod takes qpsk, qam16 or a list of them (cycled over the frames), not '" + m + "'");
     }

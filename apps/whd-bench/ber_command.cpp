@@ -120,10 +120,11 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     c.mods.clear();
     std::stringstream ms(mods);
     for (std::string m; std::getline(ms, m, ',');) {
-      if (m != "qpsk" && m != "qam16") {
+      const auto mod = profile::parse_modulation(m);
+      if (!mod) {
         throw std::invalid_argument("--mods: '" + m + "' is neither qpsk nor qam16");
       }
-      c.mods.push_back(m == "qpsk" ? profile::modulation::qpsk : profile::modulation::qam16);
+      c.mods.push_back(*mod);
     }
     c.links = parse_links(links);
     if (c.mods.empty()) {

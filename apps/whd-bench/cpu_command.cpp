@@ -41,10 +41,11 @@ int run_cpu(const std::vector<std::string>& args, const std::string& command)
     ("repeats", po::value(&c.repeats)->default_value(c.repeats), "timed runs of each chain (median reported)");
   add_output_options(desc, json, markdown);
   if (const auto done = parse_subcommand("cpu", po::command_line_parser(args).options(desc), desc, [&](const po::variables_map&) {
-    if (mod != "qpsk" && mod != "qam16") {
+    const auto m = profile::parse_modulation(mod);
+    if (!m) {
       throw std::invalid_argument("--mod must be qpsk or qam16, not '" + mod + "'");
     }
-    c.mod = mod == "qpsk" ? profile::modulation::qpsk : profile::modulation::qam16;
+    c.mod = *m;
     const auto t = parse_datatype(type);
     if (!t) {
       throw std::invalid_argument("--datatype must be cf32_le, ci16_le or ci8, not '" + type + "'");

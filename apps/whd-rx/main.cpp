@@ -289,11 +289,11 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   if (o.capture.empty()) {
     problem = "no capture given";
   } else if (!bb::parse_backend(o.backend)) {
-    problem = "--backend must be auto, cpu or gpu, not '" + o.backend + "'";
+    problem = "--backend must be " + whd::names_of(bb::BACKEND_NAMES) + ", not '" + o.backend + "'";
   } else if (!o.format.empty() && !whd::parse_datatype(o.format)) {
-    problem = "--format must be cf32_le, ci16_le or ci8, not '" + o.format + "'";
+    problem = "--format must be " + whd::names_of(whd::DATATYPE_NAMES) + ", not '" + o.format + "'";
   } else if (o.link != "auto" && !tr::parse_link_format(o.link)) {
-    problem = "--link must be auto, f32, half or int8, not '" + o.link + "'";
+    problem = "--link must be auto, " + whd::names_of(tr::LINK_FORMAT_NAMES) + ", not '" + o.link + "'";
   } else if (!bb::parse_gpu_count(o.gpus)) {
     problem = "--gpus must be a positive number or 'all', not '" + o.gpus + "'";
   } else if (o.sample_rate && !(*o.sample_rate > 0.0 && std::isfinite(*o.sample_rate))) {
@@ -307,9 +307,9 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
   } else if (o.payload == "-" && o.report == "-") {
     problem = "-o - writes the payload to standard output: give the report a file with --report FILE";
   } else if (!bb::parse_llr_format(o.llr_format)) {
-    problem = "--llr-format must be int8, f16 or f32, not '" + o.llr_format + "'";
+    problem = "--llr-format must be " + whd::names_of(bb::LLR_FORMAT_NAMES) + ", not '" + o.llr_format + "'";
   } else if (!bb::parse_payload_write(o.payload_write)) {
-    problem = "--payload-write must be auto, map, pwrite or split, not '" + o.payload_write + "'";
+    problem = "--payload-write must be " + whd::names_of(bb::PAYLOAD_WRITE_NAMES) + ", not '" + o.payload_write + "'";
   } else if (!(o.llr_scale > 0.0f) || !std::isfinite(o.llr_scale)) {
     problem = "--llr-scale must be a positive number";
   } else if (o.llr == "-" && (o.payload == "-" || o.report == "-")) {

@@ -160,10 +160,8 @@ std::optional<validated> validate(const options& o, std::string& problem)
   }
   c.mods.clear();
   for (const auto& m : split_list(o.mods)) {
-    if (m == "qpsk") {
-      c.mods.push_back(wp::modulation::qpsk);
-    } else if (m == "qam16" || m == "16qam") {
-      c.mods.push_back(wp::modulation::qam16);
+    if (const auto mod = wp::parse_modulation(m)) {
+      c.mods.push_back(*mod);
     } else {
       problem = "--mod takes qpsk, qam16 or a comma-separated list of them (cycled over the frames), not '" + o.mods +
                 "'";

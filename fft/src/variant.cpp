@@ -96,25 +96,9 @@ std::optional<variant> parse_variant(std::string_view text)
   return v;
 }
 
-std::string_view to_string(input_type t)
-{
-  switch (t) {
-  case input_type::cf32: return "cf32";
-  case input_type::cf16: return "cf16";
-  case input_type::ci8: return "ci8";
-  }
-  return "?";
-}
+std::string_view to_string(input_type t) { return name_of(INPUT_TYPE_NAMES, t); }
 
-std::optional<input_type> parse_input_type(std::string_view s)
-{
-  for (auto t : {input_type::cf32, input_type::cf16, input_type::ci8}) {
-    if (s == to_string(t)) {
-      return t;
-    }
-  }
-  return std::nullopt;
-}
+std::optional<input_type> parse_input_type(std::string_view s) { return parse_name(INPUT_TYPE_NAMES, s); }
 
 variant default_variant(input_type)
 {

@@ -13,20 +13,6 @@
 
 namespace whd::transport {
 
-std::optional<link_format> parse_link_format(std::string_view s)
-{
-  if (s == "f32") {
-    return link_format::f32;
-  }
-  if (s == "half") {
-    return link_format::half;
-  }
-  if (s == "int8") {
-    return link_format::int8;
-  }
-  return std::nullopt;
-}
-
 link_format auto_link_format(datatype capture_type)
 {
   return capture_type == datatype::ci8 ? link_format::int8 : link_format::half;

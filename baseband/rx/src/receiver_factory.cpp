@@ -10,19 +10,7 @@
 
 namespace whd::baseband {
 
-std::optional<backend_kind> parse_backend(std::string_view s)
-{
-  if (s == "auto") {
-    return backend_kind::automatic;
-  }
-  if (s == "cpu") {
-    return backend_kind::cpu;
-  }
-  if (s == "gpu") {
-    return backend_kind::gpu;
-  }
-  return std::nullopt;
-}
+std::optional<backend_kind> parse_backend(std::string_view s) { return parse_name(BACKEND_NAMES, s); }
 
 std::optional<int> parse_gpu_count(std::string_view s)
 {

@@ -5,6 +5,7 @@
 /// device code too.
 #pragma once
 
+#include <whd/transport/enum_names.hpp>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -76,6 +77,8 @@ std::string to_string(const variant& v);
 std::optional<variant> parse_variant(std::string_view name);
 
 /// "cf32", "cf16" or "ci8".
+inline constexpr enum_names<input_type, 3> INPUT_TYPE_NAMES{
+    {{input_type::cf32, "cf32"}, {input_type::cf16, "cf16"}, {input_type::ci8, "ci8"}}};
 std::string_view to_string(input_type t);
 /// Parse an input type name; nullopt if unknown.
 std::optional<input_type> parse_input_type(std::string_view name);

@@ -5,6 +5,8 @@
 /// which the device multiplies the unpacked values.
 #pragma once
 
+#include <whd/transport/enum_names.hpp>
+
 #include <whd/transport/sample_types.hpp>
 
 #include <cstddef>
@@ -27,13 +29,13 @@ constexpr std::size_t link_bytes_per_sample(link_format f)
   return f == link_format::f32 ? 8 : (f == link_format::half ? 4 : 2);
 }
 
-constexpr std::string_view to_string(link_format f)
-{
-  return f == link_format::f32 ? "f32" : (f == link_format::half ? "half" : "int8");
-}
+inline constexpr enum_names<link_format, 3> LINK_FORMAT_NAMES{
+    {{link_format::f32, "f32"}, {link_format::half, "half"}, {link_format::int8, "int8"}}};
+
+constexpr std::string_view to_string(link_format f) { return name_of(LINK_FORMAT_NAMES, f); }
 
 /// "f32", "half" or "int8"; nullopt otherwise.
-std::optional<link_format> parse_link_format(std::string_view s);
+constexpr std::optional<link_format> parse_link_format(std::string_view s) { return parse_name(LINK_FORMAT_NAMES, s); }
 
 /// The cheapest form that loses nothing that matters for a capture's datatype:
 /// ci8 crosses as it is (int8, scale 1), ci16 as half (exact to 2048, 11

@@ -2,6 +2,8 @@
 /// Sample types of captures and of the link (profile §6, §7).
 #pragma once
 
+#include <whd/transport/enum_names.hpp>
+
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -45,30 +47,18 @@ constexpr std::size_t bytes_per_sample(datatype t)
 /// are exact in double.
 constexpr bool is_integer(datatype t) { return t == datatype::ci16_le || t == datatype::ci8; }
 
+/// SigMF `core:datatype` names, then the short forms parse_datatype also accepts.
+inline constexpr enum_names<datatype, 6> DATATYPE_NAMES{{{datatype::cf32_le, "cf32_le"},
+                                                         {datatype::ci16_le, "ci16_le"},
+                                                         {datatype::ci8, "ci8"},
+                                                         {datatype::cf32_le, "cf32"},
+                                                         {datatype::ci16_le, "ci16"},
+                                                         {datatype::ci8, "ci8_le"}}};
+
 /// SigMF `core:datatype` name of `t`.
-constexpr std::string_view to_string(datatype t)
-{
-  switch (t) {
-  case datatype::cf32_le: return "cf32_le";
-  case datatype::ci16_le: return "ci16_le";
-  case datatype::ci8: return "ci8";
-  }
-  return "?";
-}
+constexpr std::string_view to_string(datatype t) { return name_of(DATATYPE_NAMES, t); }
 
 /// Parse a SigMF datatype name (also accepts the short forms cf32, ci16); nullopt if unsupported.
-constexpr std::optional<datatype> parse_datatype(std::string_view s)
-{
-  if (s == "cf32_le" || s == "cf32") {
-    return datatype::cf32_le;
-  }
-  if (s == "ci16_le" || s == "ci16") {
-    return datatype::ci16_le;
-  }
-  if (s == "ci8" || s == "ci8_le") {
-    return datatype::ci8;
-  }
-  return std::nullopt;
-}
+constexpr std::optional<datatype> parse_datatype(std::string_view s) { return parse_name(DATATYPE_NAMES, s); }
 
 } // namespace whd

@@ -7,8 +7,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include <whd/fft/fft512.hpp>
+#include <whd/transport/enum_names.hpp>
 
 namespace whd::profile {
 
@@ -213,7 +216,11 @@ static_assert(bits_per_symbol(modulation::qpsk) == 672 && bytes_per_symbol(modul
 inline constexpr int MAX_BITS_PER_SYMBOL = bits_per_symbol(modulation::qam16);
 inline constexpr int MAX_BYTES_PER_SYMBOL = bytes_per_symbol(modulation::qam16);
 
-constexpr const char* to_string(modulation m) { return m == modulation::qpsk ? "qpsk" : "qam16"; }
+/// Names of the modulations; "16qam" is another spelling of qam16 that parse_modulation takes.
+inline constexpr enum_names<modulation, 3> MODULATION_NAMES{
+    {{modulation::qpsk, "qpsk"}, {modulation::qam16, "qam16"}, {modulation::qam16, "16qam"}}};
+constexpr const char* to_string(modulation m) { return name_of(MODULATION_NAMES, m).data(); }
+constexpr std::optional<modulation> parse_modulation(std::string_view s) { return parse_name(MODULATION_NAMES, s); }
 
 /// CRC-16/CCITT-FALSE: polynomial 0x1021, init 0xFFFF, no reflection, no final XOR.
 constexpr uint16_t crc16_ccitt_false(const uint8_t* data, std::size_t len)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <whd/baseband/rx_types.hpp>
+#include <whd/transport/enum_names.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -60,29 +61,12 @@ enum class payload_write {
   split,
 };
 
-constexpr const char* to_string(payload_write m)
-{
-  return m == payload_write::automatic ? "auto"
-         : m == payload_write::map     ? "map"
-         : m == payload_write::split   ? "split"
-                                       : "pwrite";
-}
-constexpr std::optional<payload_write> parse_payload_write(std::string_view s)
-{
-  if (s == "auto") {
-    return payload_write::automatic;
-  }
-  if (s == "map") {
-    return payload_write::map;
-  }
-  if (s == "pwrite") {
-    return payload_write::pwrite;
-  }
-  if (s == "split") {
-    return payload_write::split;
-  }
-  return std::nullopt;
-}
+inline constexpr enum_names<payload_write, 4> PAYLOAD_WRITE_NAMES{{{payload_write::automatic, "auto"},
+                                                                  {payload_write::map, "map"},
+                                                                  {payload_write::pwrite, "pwrite"},
+                                                                  {payload_write::split, "split"}}};
+constexpr const char* to_string(payload_write m) { return name_of(PAYLOAD_WRITE_NAMES, m).data(); }
+constexpr std::optional<payload_write> parse_payload_write(std::string_view s) { return parse_name(PAYLOAD_WRITE_NAMES, s); }
 
 /// The payload written to a file as it is delivered (whd-rx -o, the benches'
 /// end-to-end regions). Errors name the file and the system's reason.

@@ -5,6 +5,7 @@
 /// of the tune cache the same way, and only print or return what was chosen.
 #pragma once
 
+#include <whd/transport/enum_names.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/baseband/rx_types.hpp>
 #include <whd/fft/variant.hpp>
@@ -22,6 +23,9 @@ namespace whd::baseband {
 
 /// Where the chain runs: `automatic` takes the GPU when a CUDA device is present.
 enum class backend_kind : uint8_t { automatic, cpu, gpu };
+
+inline constexpr enum_names<backend_kind, 3> BACKEND_NAMES{
+    {{backend_kind::automatic, "auto"}, {backend_kind::cpu, "cpu"}, {backend_kind::gpu, "gpu"}}};
 
 /// "auto", "cpu" or "gpu" (the command-line spelling); nullopt for anything else.
 std::optional<backend_kind> parse_backend(std::string_view s);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <whd/baseband/profile.hpp>
+#include <whd/transport/enum_names.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -30,20 +31,10 @@ enum class llr_format {
   f32,  ///< IEEE binary32
 };
 
-constexpr const char* to_string(llr_format f) { return f == llr_format::int8 ? "int8" : f == llr_format::f16 ? "f16" : "f32"; }
-constexpr std::optional<llr_format> parse_llr_format(std::string_view s)
-{
-  if (s == "int8") {
-    return llr_format::int8;
-  }
-  if (s == "f16") {
-    return llr_format::f16;
-  }
-  if (s == "f32") {
-    return llr_format::f32;
-  }
-  return std::nullopt;
-}
+inline constexpr enum_names<llr_format, 3> LLR_FORMAT_NAMES{
+    {{llr_format::int8, "int8"}, {llr_format::f16, "f16"}, {llr_format::f32, "f32"}}};
+constexpr const char* to_string(llr_format f) { return name_of(LLR_FORMAT_NAMES, f).data(); }
+constexpr std::optional<llr_format> parse_llr_format(std::string_view s) { return parse_name(LLR_FORMAT_NAMES, s); }
 /// Bytes one value takes.
 constexpr std::size_t llr_value_bytes(llr_format f) { return f == llr_format::int8 ? 1 : f == llr_format::f16 ? 2 : 4; }
 
