@@ -221,7 +221,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   if (args.format) {
     format = whd::parse_datatype(*args.format);
     if (!format) {
-      throw std::invalid_argument("format must be cf32_le, ci16_le or ci8, not '" + *args.format + "'");
+      throw std::invalid_argument("format must be " + whd::names_of(whd::DATATYPE_NAMES) + ", not '" + *args.format + "'");
     }
   }
   if (args.sample_rate && !(*args.sample_rate > 0.0)) {
@@ -231,7 +231,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   if (args.llr) {
     llr_format = bb::parse_llr_format(*args.llr);
     if (!llr_format) {
-      throw std::invalid_argument("llr must be False, True, 'int8', 'f16' or 'f32', not '" + *args.llr + "'");
+      throw std::invalid_argument("llr must be False, True, " + whd::names_of(bb::LLR_FORMAT_NAMES) + ", not '" + *args.llr + "'");
     }
     if (!(args.llr_scale > 0.0f) || !std::isfinite(args.llr_scale)) {
       throw std::invalid_argument("llr_scale must be a positive number");
