@@ -181,7 +181,8 @@ def decode(capture: Union[PathLike, np.ndarray], backend: str = "auto", link: st
     link: how a cf32 capture crosses to the GPU, "auto" (= "f32", as stored),
         "half" or "int8" (packed; bits may differ from the CPU's near a decision's
         edge). Integer captures cross as stored whatever it says.
-    gpus: GPUs to spread batches over (from ``device`` on), or "all".
+    gpus: GPUs to use (from ``device`` on), or "all": the first takes each batch while it
+        keeps up, the next the batches it cannot. More than present is an error.
     truth: the expected payload (a file, or bytes): the report adds bit errors and BER.
     llr: soft output beside the payload, as whd-rx --llr: True or "int8" (round(LLR x
         llr_scale), saturated to +-127), "f16" or "f32"; DecodeResult.llr holds one value
