@@ -34,6 +34,20 @@ fec_bench_row row_of(std::string what, std::vector<double> t, uint64_t info_bits
   return r;
 }
 
+/// The FEC jobs of `count` frames of `g` laid one after another in `d_streams` (their
+/// soft values) and `d_info` (their information bytes).
+std::vector<baseband::gpu::coded_end> frame_ends(const fec::frame_geometry& g, int8_t* d_streams, uint8_t* d_info, unsigned count)
+{
+  std::vector<baseband::gpu::coded_end> ends(count);
+  for (unsigned f = 0; f < count; ++f) {
+    ends[f].result = f;
+    ends[f].g = g;
+    ends[f].d_streams = d_streams + std::size_t(f) * fec::NOF_ENCODERS * g.ce;
+    ends[f].d_info = d_info + std::size_t(f) * g.info_bytes;
+  }
+  return ends;
+}
+
 /// The FEC of `frames` frames of `g` split over GPUs 0 .. n - 1 (contiguous shares), each
 /// GPU's own buffers, decoder and stream, a host thread each enqueuing: wall times of
 /// `repeats` runs after a warm-up, from the threads' start to every GPU done.
@@ -62,14 +76,7 @@ std::vector<double> time_split_fec(const std::vector<int8_t>& streams, const fec
     p.d_rs = cuda::device_buffer<uint32_t>(2 * std::max(p.count, 1u));
     p.st.emplace();
     WHD_CUDA_CHECK(cudaMemcpy(p.d_streams.data(), streams.data() + p.first * per_frame, p.count * per_frame, cudaMemcpyHostToDevice));
-    for (unsigned f = 0; f < p.count; ++f) {
-      baseband::gpu::coded_end e;
-      e.result = f;
-      e.g = g;
-      e.d_streams = p.d_streams.data() + std::size_t(f) * per_frame;
-      e.d_info = p.d_info.data() + std::size_t(f) * g.info_bytes;
-      p.ends.push_back(e);
-    }
+    p.ends = frame_ends(g, p.d_streams.data(), p.d_info.data(), p.count);
   });
   std::vector<double> t;
   for (unsigned i = 0; i <= repeats; ++i) {
@@ -173,13 +180,7 @@ fec_bench_result run_fec_bench(const fec_bench_config& cfg, const std::function<
   cuda::device_buffer<uint8_t> d_info(cpu_info.size());
   cuda::device_buffer<uint32_t> d_rs(2 * std::size_t(cfg.frames));
   WHD_CUDA_CHECK(cudaMemcpy(d_streams.data(), streams.data(), streams.size(), cudaMemcpyHostToDevice));
-  std::vector<baseband::gpu::coded_end> ends(cfg.frames);
-  for (unsigned f = 0; f < cfg.frames; ++f) {
-    ends[f].result = f;
-    ends[f].g = g;
-    ends[f].d_streams = d_streams.data() + std::size_t(f) * fec::NOF_ENCODERS * g.ce;
-    ends[f].d_info = d_info.data() + std::size_t(f) * g.info_bytes;
-  }
+  const std::vector<baseband::gpu::coded_end> ends = frame_ends(g, d_streams.data(), d_info.data(), cfg.frames);
   cuda::stream st;
   cuda::event e0, e1, e2;
   baseband::gpu::gpu_fec dec;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace whd {
 
@@ -50,29 +51,18 @@ constexpr std::optional<E> parse_name(const enum_names<E, N>& table, std::string
 template <class E, std::size_t N>
 std::string names_of(const enum_names<E, N>& table, std::string_view last = " or ")
 {
-  std::string out;
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    bool first_row = true;
-    for (std::size_t j = 0; j < i; ++j) {
-      first_row = first_row && !(table[j].value == table[i].value);
+  std::vector<std::string_view> names; // the values' first rows
+  for (const auto& row : table) {
+    if (name_of(table, row.value) == row.name) {
+      names.push_back(row.name);
     }
-    count += first_row ? 1 : 0;
   }
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    bool first_row = true;
-    for (std::size_t j = 0; j < i; ++j) {
-      first_row = first_row && !(table[j].value == table[i].value);
-    }
-    if (!first_row) {
-      continue;
-    }
+  std::string out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
     if (k > 0) {
-      out += k + 1 == count ? last : std::string_view(", ");
+      out += k + 1 == names.size() ? last : std::string_view(", ");
     }
-    out += table[i].name;
-    ++k;
+    out += names[k];
   }
   return out;
 }
