@@ -99,6 +99,7 @@ TEST_P(gpu_loopback_grid, bits_and_report_equal_the_cpu_backend)
         g.link = tr::link_format::f32;
         g.symbols_per_batch = 5 + idx % 3;
         g.nof_gpus = n;
+        g.start = bb::gpu_start::at_once; // the second GPU decodes from the first chunk on
         const auto got = whd::test::run_receiver(*bb::make_gpu_receiver(rc, g), reader);
         const std::string on = what + " on " + std::to_string(n) + " GPU(s)";
         expect_equal_reports(got.result, ref.result, on);

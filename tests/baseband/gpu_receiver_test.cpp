@@ -313,6 +313,37 @@ TEST(gpu_receiver, a_failed_hand_over_of_frames_stops_the_run_with_its_error)
   }
 }
 
+TEST(gpu_receiver, a_second_gpu_that_is_not_needed_is_not_started)
+{
+  WHD_REQUIRE_GPU();
+  if (whd::cuda::device_count() < 2) {
+    GTEST_SKIP() << "needs 2 CUDA devices, " << whd::cuda::device_count() << " present";
+  }
+  // The first GPU keeps up whenever it is never waited for: with a start cost no
+  // projected wait can pass, the second GPU takes no chunk and holds no buffer, and
+  // -v's notes say why.
+  const auto info = tr::open_capture(vector_file("impaired_mixed_ci8.sigmf-meta"));
+  tr::capture_reader reader(info);
+  bb::rx_config cfg;
+  bb::gpu_config one;
+  one.symbols_per_batch = 5;
+  const auto a = receive(*bb::make_gpu_receiver(cfg, one), reader);
+  bb::gpu_config two = one;
+  two.nof_gpus = 2;
+  two.start_cost_seconds = 1e9;
+  const auto b = receive(*bb::make_gpu_receiver(cfg, two), reader);
+  expect_same_report(b.result, a.result, "lazy second GPU");
+  EXPECT_EQ(a.payload, b.payload);
+  ASSERT_EQ(b.result.resources.chunks_per_gpu.size(), 2u);
+  EXPECT_EQ(b.result.resources.chunks_per_gpu[1], 0u);
+  EXPECT_EQ(b.result.resources.device_bytes, a.result.resources.device_bytes);
+  bool said_why = false;
+  for (const auto& n : b.result.notes) {
+    said_why = said_why || n.find("not started") != std::string::npos;
+  }
+  EXPECT_TRUE(said_why);
+}
+
 TEST(gpu_receiver, two_gpus_give_the_bits_and_report_of_one)
 {
   WHD_REQUIRE_GPU();
@@ -333,9 +364,32 @@ TEST(gpu_receiver, two_gpus_give_the_bits_and_report_of_one)
       bb::gpu_config two = one;
       two.nof_gpus = 2;
       two.spread = spread; // in turn: batches alternate between the GPUs
+      two.start = bb::gpu_start::at_once;
       const auto b = receive(*bb::make_gpu_receiver(cfg, two), reader);
       expect_same_report(b.result, a.result, what);
       EXPECT_EQ(a.payload, b.payload) << what;
+      if (spread == bb::gpu_spread::in_turn) {
+        ASSERT_EQ(b.result.resources.chunks_per_gpu.size(), 2u) << what;
+        EXPECT_GT(b.result.resources.chunks_per_gpu[1], 0u) << what;
+      }
+    }
+    // The second GPU started in the middle of the run (after chunk 3), then chunks in
+    // turn: coded frames open across the start go on on both GPUs.
+    bb::gpu_config later = one;
+    later.nof_gpus = 2;
+    later.spread = bb::gpu_spread::in_turn;
+    later.start = bb::gpu_start::when_behind;
+    later.start_after_chunks = 3;
+    const std::string what = std::string(name) + ", second GPU started after chunk 3";
+    const auto c = receive(*bb::make_gpu_receiver(cfg, later), reader);
+    expect_same_report(c.result, a.result, what);
+    EXPECT_EQ(a.payload, c.payload) << what;
+    const auto& per = c.result.resources.chunks_per_gpu;
+    ASSERT_EQ(per.size(), 2u) << what;
+    const uint64_t nof_chunks = per[0] + per[1];
+    if (nof_chunks > 4) {
+      EXPECT_GT(per[1], 0u) << what;
+      EXPECT_GE(per[0], 3u) << what;
     }
   }
 }

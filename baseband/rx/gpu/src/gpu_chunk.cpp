@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <span>
 #include <string>
@@ -78,11 +79,26 @@ std::size_t slots_for(const gpu_config& gcfg, uint64_t nof_chunks)
                                         std::max<uint64_t>(nof_chunks, 1)));
 }
 
+slot_ring::~slot_ring()
+{
+  if (starter_.joinable()) {
+    starter_.join();
+  }
+}
+
 uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, transport::link_format link, const rx_config& cfg,
                          const gpu_config& gcfg)
 {
+  if (starter_.joinable()) {
+    starter_.join(); // a start of further GPUs begun in the run before: its slots are remade below
+  }
   slots_.clear();
   const std::size_t wanted = slots_for(gcfg, nof_chunks);
+  nof_gpus_ = std::max(1, std::min<int>(gcfg.nof_gpus, int(wanted)));
+  if (gcfg.start == gpu_start::at_once) {
+    up_ = std::max(up_, gcfg.nof_gpus); // the receiver started them all
+  }
+  started_ = std::min(up_, nof_gpus_);
   for (uint64_t per = positions;; per = std::max<uint64_t>(per / 2, 64 * CHUNK_L)) {
     try {
       // Candidates: a frame gives a few, a tone or a DC offset one a symbol; twice
@@ -93,9 +109,12 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
       slots_.resize(wanted);
       std::vector<std::exception_ptr> failed(wanted);
       transport::run_at_once(wanted, [&](std::size_t i) {
+        if (gpu_of(i) >= started_) {
+          return; // made when its GPU starts
+        }
         try {
           // Slot i is on GPU i mod G: consecutive chunks go to the GPUs in turn.
-          const int device = gcfg.device + int(i % std::size_t(gcfg.nof_gpus));
+          const int device = gcfg.device + gpu_of(i);
           WHD_CUDA_CHECK(cudaSetDevice(device));
           slots_[i] = std::make_unique<chunk_slot>(device, per, max_cands, type, link, cfg);
         } catch (...) {
@@ -110,8 +129,12 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
         }
       }
       WHD_CUDA_CHECK(set_device_back); // checked once the slots' errors are told
-      nof_gpus_ = std::max(1, std::min<int>(gcfg.nof_gpus, int(slots_.size())));
-      spread_ = gcfg.spread;
+      per_ = per;
+      max_cands_ = max_cands;
+      type_ = type;
+      link_ = link;
+      cfg_ = &cfg;
+      gcfg_ = gcfg;
       turn_.assign(std::size_t(nof_gpus_), 0);
       if (per != positions && gcfg.notice) {
         gcfg.notice("GPU memory or page-locked host memory too short for batches of " + std::to_string(positions / CHUNK_L) +
@@ -128,15 +151,40 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
   }
 }
 
-void slot_ring::open()
+std::vector<chunk_slot*> slot_ring::started_slots()
+{
+  std::lock_guard lk(m_);
+  std::vector<chunk_slot*> out;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (gpu_of(i) < started_) {
+      out.push_back(slots_[i].get());
+    }
+  }
+  return out;
+}
+
+int slot_ring::started_gpus()
+{
+  std::lock_guard lk(m_);
+  return started_;
+}
+
+void slot_ring::open(uint64_t nof_chunks)
 {
   std::lock_guard lk(m_);
   next_ = 0;
   std::fill(turn_.begin(), turn_.end(), 0);
   closed_ = false;
   error_ = nullptr;
-  for (auto& s : slots_) {
-    s->input_held = s->output_held = false;
+  nof_chunks_ = nof_chunks;
+  acquired_ = 0;
+  behind_seconds_ = 0.0;
+  chunks_per_gpu_.assign(std::size_t(nof_gpus_), 0);
+  notes_.clear();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (gpu_of(i) < started_) {
+      slots_[i]->input_held = slots_[i]->output_held = false;
+    }
   }
 }
 
@@ -147,10 +195,130 @@ std::size_t slot_ring::next_of(int g) const noexcept
   return std::size_t(g) + n * (turn_[std::size_t(g)] % own);
 }
 
+namespace {
+std::string gpus_after_first(const gpu_config& g, int from, int to)
+{
+  return to - from == 1 ? "GPU " + std::to_string(g.device + from)
+                        : "GPUs " + std::to_string(g.device + from) + ".." + std::to_string(g.device + to - 1);
+}
+
+std::string seconds_text(double s)
+{
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f s", s);
+  return b;
+}
+} // namespace
+
+void slot_ring::consider_start(std::unique_lock<std::mutex>& lk)
+{
+  if (start_asked_ || started_ >= nof_gpus_ || gcfg_.start != gpu_start::when_behind) {
+    return;
+  }
+  const std::string which = gpus_after_first(gcfg_, started_, nof_gpus_);
+  if (gcfg_.start_after_chunks != 0) {
+    if (acquired_ < gcfg_.start_after_chunks) {
+      return;
+    }
+    start_asked_ = true;
+    notes_.push_back(which + " started after chunk " + std::to_string(acquired_) + " of " + std::to_string(nof_chunks_) +
+                     ", as set (gpu_config::start_after_chunks)");
+    lk.unlock(); // the reader waits for them; the writer and the walk go on
+    start_further();
+    lk.lock();
+    return;
+  }
+  if (acquired_ < 2 || behind_seconds_ <= 0.0) {
+    return;
+  }
+  // What waiting for the first GPU would cost over the rest of the capture, at the
+  // rate it has so far, against what starting another costs.
+  const double projected = behind_seconds_ * double(nof_chunks_ - std::min(acquired_, nof_chunks_)) / double(acquired_);
+  if (projected <= gcfg_.start_cost_seconds) {
+    return;
+  }
+  start_asked_ = true;
+  notes_.push_back(which + " started after chunk " + std::to_string(acquired_) + " of " + std::to_string(nof_chunks_) +
+                   ": the reader had waited " + seconds_text(behind_seconds_) + " for chunks still on " +
+                   gpus_after_first(gcfg_, 0, started_) + ", about " + seconds_text(projected) +
+                   " more at that rate, over the " + seconds_text(gcfg_.start_cost_seconds) + " a start costs");
+  starter_ = std::thread([this] {
+    transport::name_this_thread("whd-gpu-start");
+    start_further();
+  });
+}
+
+void slot_ring::start_further()
+{
+  const int from = started_; // only this thread changes it, under m_, below
+  const int to = nof_gpus_;
+  std::vector<int> devices;
+  for (int g = 0; g < to; ++g) {
+    devices.push_back(gcfg_.device + g);
+  }
+  std::string failed;
+  try {
+    // A coded frame whose chunks went to different GPUs gathers its soft values in
+    // one GPU's memory, which the others then write: peer access is a must.
+    if (!cuda::start_devices(devices)) {
+      failed = gpus_after_first(gcfg_, 0, to) + " cannot reach each other's memory (no peer access)";
+    }
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  std::vector<std::exception_ptr> errors(slots_.size());
+  if (failed.empty()) {
+    transport::run_at_once(slots_.size(), [&](std::size_t i) {
+      if (gpu_of(i) < from) {
+        return;
+      }
+      try {
+        const int device = gcfg_.device + gpu_of(i);
+        WHD_CUDA_CHECK(cudaSetDevice(device));
+        slots_[i] = std::make_unique<chunk_slot>(device, per_, max_cands_, type_, link_, *cfg_);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+    (void)cudaSetDevice(gcfg_.device);
+    for (const auto& e : errors) {
+      if (e && failed.empty()) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+          failed = x.what();
+        }
+      }
+    }
+  }
+  std::lock_guard lk(m_);
+  if (failed.empty()) {
+    started_ = to;
+    up_ = std::max(up_, to);
+  } else {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (gpu_of(i) >= from) {
+        slots_[i].reset();
+      }
+    }
+    (void)cudaGetLastError();
+    notes_.push_back(gpus_after_first(gcfg_, from, to) + " not started (" + failed + "): decoding on " +
+                     gpus_after_first(gcfg_, 0, from) + " alone");
+  }
+  free_cv_.notify_all();
+}
+
 chunk_slot* slot_ring::acquire()
 {
-  if (spread_ == gpu_spread::when_busy && nof_gpus_ > 1) {
-    std::unique_lock lk(m_);
+  std::unique_lock lk(m_);
+  consider_start(lk);
+  auto take = [&](chunk_slot* s) {
+    s->input_held = true;
+    ++acquired_;
+    ++chunks_per_gpu_[std::size_t(s->device - gcfg_.device)];
+    return s;
+  };
+  if (gcfg_.spread == gpu_spread::when_busy && nof_gpus_ > 1) {
     for (;;) {
       if (error_) {
         std::rethrow_exception(error_);
@@ -158,36 +326,76 @@ chunk_slot* slot_ring::acquire()
       if (closed_) {
         return nullptr;
       }
-      for (int g = 0; g < nof_gpus_; ++g) {
+      bool on_gpu = true;
+      for (int g = 0; g < started_; ++g) {
         chunk_slot* s = slots_[next_of(g)].get();
         if (!s->input_held) {
           ++turn_[std::size_t(g)];
-          s->input_held = true;
-          return s;
+          return take(s);
         }
         if (s->located.done() && s->done.done()) {
+          on_gpu = false;
           break; // held by the host (the walk, the writer), not its GPU: another GPU would not go faster
         }
       }
       // A release wakes this; a GPU finishing its chunk does not, hence the timeout.
+      const auto w0 = std::chrono::steady_clock::now();
       free_cv_.wait_for(lk, std::chrono::microseconds(200));
+      if (on_gpu) {
+        add_behind(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+      }
     }
   }
-  if (next_ >= slots_.size()) {
-    next_ = 0;
+  for (;;) {
+    if (next_ >= slots_.size()) {
+      next_ = 0;
+    }
+    if (gpu_of(next_) < started_) {
+      break;
+    }
+    ++next_; // its GPU is not started
   }
   chunk_slot* s = slots_[next_].get();
   ++next_;
-  std::unique_lock lk(m_);
+  const bool on_gpu = s->input_held && !(s->located.done() && s->done.done());
+  const auto w0 = std::chrono::steady_clock::now();
   free_cv_.wait(lk, [&] { return !s->input_held || error_ || closed_; });
+  if (on_gpu) {
+    add_behind(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+  }
   if (error_) {
     std::rethrow_exception(error_);
   }
   if (closed_) {
     return nullptr;
   }
-  s->input_held = true;
-  return s;
+  return take(s);
+}
+
+std::vector<uint64_t> slot_ring::chunks_per_gpu()
+{
+  std::lock_guard lk(m_);
+  return chunks_per_gpu_;
+}
+
+std::vector<std::string> slot_ring::notes()
+{
+  std::lock_guard lk(m_);
+  std::vector<std::string> out;
+  if (nof_gpus_ > 1) {
+    std::string per = "chunks per GPU:";
+    for (std::size_t g = 0; g < chunks_per_gpu_.size(); ++g) {
+      per += (g ? ", " : " ") + std::to_string(gcfg_.device + int(g)) + ": " + std::to_string(chunks_per_gpu_[g]);
+    }
+    out.push_back(per + " (" + (gcfg_.spread == gpu_spread::when_busy ? "to the next GPU only while those before are busy" : "in turn") + ")");
+    if (gcfg_.start == gpu_start::when_behind && !start_asked_ && started_ < nof_gpus_) {
+      out.push_back(gpus_after_first(gcfg_, started_, nof_gpus_) + " not started: " + gpus_after_first(gcfg_, 0, started_) +
+                    " kept up (the reader waited " + seconds_text(behind_seconds_) + " for chunks still on it over " +
+                    std::to_string(acquired_) + " chunks; starting another costs about " + seconds_text(gcfg_.start_cost_seconds) + ")");
+    }
+  }
+  out.insert(out.end(), notes_.begin(), notes_.end());
+  return out;
 }
 
 void slot_ring::hold_output(chunk_slot& s)

@@ -22,6 +22,8 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace whd::baseband::gpu {
@@ -166,24 +168,44 @@ void read_chunk(const transport::sample_source& src, datatype type, chunk_slot& 
 /// (Slots made on the reading thread as first needed, while earlier chunks were
 /// decoded, cost more decode than they saved in set-up: allocation stalls the stream
 /// work.)
+///
+/// The GPUs after the first may start later (gpu_config::start): their contexts,
+/// peer access and slots are made on a thread of the ring's while the first GPU
+/// decodes, and take chunks once made. Until then their slots are null and no
+/// chunk goes to them.
 class slot_ring {
 public:
+  slot_ring() = default;
+  slot_ring(const slot_ring&) = delete;
+  slot_ring& operator=(const slot_ring&) = delete;
+  /// Waits for a start of further GPUs under way.
+  ~slot_ring();
+
   /// Slots for chunks of `positions` searched positions of `type`, as many as there
   /// are streams x GPUs or `nof_chunks`, whichever is fewer; when device or pinned
   /// memory is too short, the chunk is halved (down to 64 symbols) and gcfg.notice
-  /// says so. Returns the positions per chunk it settled on.
+  /// says so. Only the GPUs started so far get their slots now (the first alone
+  /// before start_further). `cfg` must outlive the ring. Returns the positions per
+  /// chunk it settled on.
   uint64_t make(uint64_t positions, uint64_t nof_chunks, datatype type, transport::link_format link, const rx_config& cfg,
                 const gpu_config& gcfg);
   bool empty() const noexcept { return slots_.empty(); }
-  const std::vector<std::unique_ptr<chunk_slot>>& slots() const noexcept { return slots_; }
+  /// Slots made for this many chunks or more (a later capture of as many reuses them).
+  std::size_t size() const noexcept { return slots_.size(); }
+  /// The slots of the GPUs started so far.
+  std::vector<chunk_slot*> started_slots();
+  /// GPUs started so far (their contexts and slots made; 1 before any start).
+  int started_gpus();
 
-  /// Opens the ring for a run: the first slot is next, none is held.
-  void open();
+  /// Opens the ring for a run of `nof_chunks` chunks: the first slot is next, none is
+  /// held, the counts of chunks per GPU and of waits start at 0.
+  void open(uint64_t nof_chunks);
   /// The next slot, its input held, once its input is released; null after close();
   /// rethrows the error given to fail(). Called from one thread (the reader). Each
   /// GPU's slots are taken in turn; which GPU's, gpu_config::spread says (when_busy:
   /// the first GPU whose next slot is free, passing over a GPU only while that slot's
-  /// chunk is still on the GPU; a slot the host holds is waited for).
+  /// chunk is still on the GPU; a slot the host holds is waited for). Starts the
+  /// further GPUs when gpu_config::start says so.
   chunk_slot* acquire();
   /// Holds `s`'s output (for the chunk just read into it), once the writer has
   /// released it; rethrows the error given to fail(). Called from one thread (the walk).
@@ -199,20 +221,53 @@ public:
   void close();
   /// acquire() rethrows `e` from now on (the writer failed).
   void fail(std::exception_ptr e);
+  /// Lines for the log's detail on the run since open(): the GPUs that took chunks,
+  /// and whether the further GPUs were started and why.
+  std::vector<std::string> notes();
+  /// Chunks each GPU took since open().
+  std::vector<uint64_t> chunks_per_gpu();
 
 private:
-  /// GPU g's next slot in turn (slot i is on GPU i mod nof_gpus_).
+  /// The GPU of slot i (slot i is on GPU i mod nof_gpus_).
+  int gpu_of(std::size_t i) const noexcept { return int(i % std::size_t(nof_gpus_)); }
+  /// GPU g's next slot in turn.
   std::size_t next_of(int g) const noexcept;
+  /// Under m_: whether to start the further GPUs now (gpu_config::start), and if so
+  /// whether the reader waits for them; records why in the notes.
+  void consider_start(std::unique_lock<std::mutex>& lk);
+  /// Starts the GPUs after the started ones and makes their slots (on the starter
+  /// thread, or the reader's for a start after a set number of chunks); publishes
+  /// them, or records why not.
+  void start_further();
+  /// Under m_: seconds the reader has waited on chunks still on their GPUs.
+  void add_behind(double seconds) noexcept { behind_seconds_ += seconds; }
 
-  std::vector<std::unique_ptr<chunk_slot>> slots_;
-  std::size_t next_ = 0;         ///< in_turn: the next slot
+  std::vector<std::unique_ptr<chunk_slot>> slots_; ///< null for a GPU not yet started
+  // What make() made the slots for, for the slots of GPUs started later.
+  uint64_t per_ = 0;
+  std::size_t max_cands_ = 0;
+  datatype type_ = datatype::cf32_le;
+  transport::link_format link_ = transport::link_format::f32;
+  const rx_config* cfg_ = nullptr;
+  gpu_config gcfg_;
+
+  std::size_t next_ = 0;          ///< in_turn: the next slot
   std::vector<std::size_t> turn_; ///< when_busy: each GPU's next slot, counted among its own
-  int nof_gpus_ = 1;
-  gpu_spread spread_ = gpu_spread::in_turn;
+  int nof_gpus_ = 1;              ///< GPUs the slots are spread over (started or not)
+  int started_ = 1;               ///< GPUs whose slots are made
+  int up_ = 1;                    ///< GPUs started (contexts, peer access), kept for later runs' slots
+  bool start_asked_ = false;      ///< a start of the further GPUs was begun (under way, done or failed: not begun again)
+  // This run's counts (since open()).
+  uint64_t nof_chunks_ = 0;
+  uint64_t acquired_ = 0;
+  double behind_seconds_ = 0.0;
+  std::vector<uint64_t> chunks_per_gpu_;
+  std::vector<std::string> notes_;
   std::mutex m_;
   std::condition_variable free_cv_;
   bool closed_ = false;
   std::exception_ptr error_;
+  std::thread starter_; ///< the start of further GPUs (joined by the next make() or the destructor)
 };
 
 } // namespace whd::baseband::gpu

@@ -88,11 +88,13 @@ public:
                                   std::to_string(gcfg_.device + gcfg_.nof_gpus - 1) + " asked for, " + std::to_string(present) +
                                   " present");
     }
-    // The contexts side by side, a thread each. A coded frame whose chunks went to
-    // different GPUs gathers its soft values in one GPU's memory, which the others
-    // then write: without peer access between them the run keeps to the first GPU.
+    // The contexts side by side, a thread each (the further GPUs' when the first falls
+    // behind, gpu_start::when_behind; slot_ring starts them). A coded frame whose
+    // chunks went to different GPUs gathers its soft values in one GPU's memory, which
+    // the others then write: without peer access between them the run keeps to the
+    // first GPU.
     std::vector<int> used;
-    for (int d = 0; d < gcfg_.nof_gpus; ++d) {
+    for (int d = 0; d < (gcfg_.start == gpu_start::at_once ? gcfg_.nof_gpus : 1); ++d) {
       used.push_back(gcfg_.device + d);
     }
     if (!cuda::start_devices(used)) {
@@ -117,7 +119,7 @@ public:
     receive_result res;
     res.nof_samples = src.size();
     open_.clear();
-    ring_.open();
+    ring_.open(nof_chunks(src));
     {
       gpu::chunk_writer writer(sink, cfg_.llr, cfg_.on_frames, ring_, type_, res, res_m_, times_, spans_);
       decode_all(src, res, writer, progress); // on a throw, the writer finishes as it goes out of scope
@@ -145,6 +147,7 @@ public:
                          {"frames handed over (a thread beside the writer; the report as the run goes)", times_.hand_over},
                          {"drain at the end", times_.drain}};
     res.resources = resources();
+    res.notes = ring_.notes();
     res.setup_seconds = times_.setup;
     return res;
   }
@@ -163,7 +166,7 @@ private:
     // shorter than the slots is what every capture's last chunk is. (Slots halved to
     // fit the memory are not made again for a capture that asks up to what they were
     // made for: they would be halved again.)
-    if (type_ != slots_type_ || ring_.empty() || ring_.slots().size() < gpu::slots_for(gcfg_, nof_chunks) ||
+    if (type_ != slots_type_ || ring_.empty() || ring_.size() < gpu::slots_for(gcfg_, nof_chunks) ||
         (positions > slot_positions_ && positions > asked_positions_)) {
       slot_positions_ = ring_.make(positions, nof_chunks, type_, gcfg_.link.value_or(tr::link_format::f32), cfg_, gcfg_);
       asked_positions_ = positions;
@@ -172,20 +175,27 @@ private:
     positions_ = std::min(positions, slot_positions_);
   }
 
-  resource_use resources() const
+  /// Chunks of this run (after setup).
+  uint64_t nof_chunks(const tr::sample_source& src) const
+  {
+    return (candidate_search::nof_positions(src.size()) + positions_ - 1) / positions_;
+  }
+
+  resource_use resources()
   {
     resource_use r;
     r.symbols_per_batch = std::size_t(positions_ / L);
-    for (const auto& s : ring_.slots()) {
+    for (const gpu::chunk_slot* s : ring_.started_slots()) {
       r.device_bytes += s->d_raw.size_bytes() + s->d_link.size_bytes() + s->d_x.size_bytes() + s->d_win.size_bytes() + s->d_out.size_bytes();
       r.pinned_bytes += s->h_raw.size_bytes() + s->h_scales.size_bytes() + s->h_out.size_bytes();
     }
-    for (int d = 0; d < gcfg_.nof_gpus; ++d) {
+    for (int d = 0; d < ring_.started_gpus(); ++d) {
       std::size_t free = 0, total = 0;
       WHD_CUDA_CHECK(cudaSetDevice(gcfg_.device + d));
       WHD_CUDA_CHECK(cudaMemGetInfo(&free, &total));
       r.device_used_bytes = std::max<uint64_t>(r.device_used_bytes, total - free);
     }
+    r.chunks_per_gpu = ring_.chunks_per_gpu();
     r.peak_rss_bytes = peak_rss_bytes();
     return r;
   }
@@ -199,7 +209,7 @@ private:
   {
     const uint64_t total = src.size();
     const uint64_t npos = candidate_search::nof_positions(total);
-    const uint64_t nof_chunks = (npos + positions_ - 1) / positions_;
+    const uint64_t nof_chunks = this->nof_chunks(src);
     frame_walk walk;
     chunk_queue ready;
     std::jthread reader([&] {
@@ -506,8 +516,8 @@ private:
     if (spanning) {
       // A spanning frame's earlier symbols were demultiplexed by earlier chunks on the
       // other slots' streams: each slot's last decode is done before this FEC runs.
-      for (const auto& other : ring_.slots()) {
-        if (other.get() != &s) {
+      for (const gpu::chunk_slot* other : ring_.started_slots()) {
+        if (other != &s) {
           WHD_CUDA_CHECK(cudaStreamWaitEvent(st, other->done.get(), 0));
         }
       }

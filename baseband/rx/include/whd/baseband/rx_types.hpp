@@ -156,6 +156,8 @@ struct resource_use {
   /// Data symbols per batch the backend ran with (the GPU's may be fewer than asked
   /// for when device or pinned memory ran short at start).
   std::size_t symbols_per_batch = 0;
+  /// Chunks each GPU decoded, from the first used (empty on the CPU).
+  std::vector<uint64_t> chunks_per_gpu;
 };
 
 /// Peak resident set of this process so far, bytes (0 where unknown).
@@ -180,6 +182,9 @@ struct receive_result {
   /// rx_config::stop ended the run before the end of the source: the frames listed
   /// (and their payload) are complete, but frames after them were not searched.
   bool interrupted = false;
+  /// Lines for the log's detail (whd-rx -v): choices the backend made as the run went
+  /// (the GPUs that took chunks, and why further GPUs were started or not).
+  std::vector<std::string> notes;
 };
 
 /// Where payload bytes go, in capture order.

@@ -36,6 +36,18 @@ enum class gpu_spread : uint8_t {
   in_turn,
 };
 
+/// When the GPUs after the first start (their contexts, peer access and chunk slots).
+enum class gpu_start : uint8_t {
+  /// When the first GPU falls behind: once the reader's wait for chunks still on it,
+  /// projected over the rest of the capture, exceeds what starting another GPU costs
+  /// (gpu_config::start_cost_seconds). They start on a thread of their own while the
+  /// first decodes, and take chunks once ready. Where the host is the bound they never
+  /// start, and the run costs what one GPU's does.
+  when_behind,
+  /// All of them with the receiver (their contexts side by side).
+  at_once,
+};
+
 /// Set-up of the GPU backend.
 struct gpu_config {
   /// How a cf32 capture crosses the link: f32 (as stored; nullopt means f32), or
@@ -58,6 +70,15 @@ struct gpu_config {
   /// says and their payload is written in capture order.
   int nof_gpus = 1;
   gpu_spread spread = gpu_spread::when_busy;
+  gpu_start start = gpu_start::when_behind;
+  /// when_behind: the seconds a start of another GPU costs the host (its context,
+  /// peer access and chunk slots: 0.3-0.4 s measured on a host of two H100s), the bar
+  /// the projected wait for the first GPU must pass.
+  double start_cost_seconds = 0.5;
+  /// when_behind: start the further GPUs after this many chunks were handed out
+  /// whatever the wait, the reader waiting for them (the tests: a start at a known
+  /// chunk); 0: by the wait alone.
+  std::size_t start_after_chunks = 0;
   /// Host threads reading chunks into pinned memory (0: all hardware threads).
   unsigned pack_threads = 0;
   /// The FFT exchange of the fused kernel (the tune cache's choice for the link's
