@@ -244,8 +244,10 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("device", po::value(&o.device)->value_name("N")->default_value(0), "GPU: first CUDA device ordinal")
     ("gpus", po::value(&o.gpus)->value_name("N|all")->default_value("1"),
      "GPU: use N devices from --device on ('all': every device present from it). The first takes each batch while it keeps "
-     "up, the next the batches it cannot (where one GPU keeps up with the host, the run is one GPU's); "
-     "the payload stays in capture order. Only these devices are started. More than present is an error")
+     "up; the others start (their contexts and buffers, a few tenths of a second on their own thread) only once the "
+     "first falls behind by more than that over the rest of the capture, then take the batches it cannot. Where one GPU "
+     "keeps up with the host, the run is one GPU's; -v says which GPUs took batches and why. The payload stays in "
+     "capture order. The process sees only these devices. More than present is an error")
     ("format,f", po::value(&o.format)->value_name("cf32_le|ci16_le|ci8"), "sample format of a raw capture (overrides its extension)")
     ("sample-rate", po::value<double>()->value_name("SPS"), "sample rate used to state CFO in Hz (default: the meta's core:sample_rate, else 2.538e9)")
     ("truth,t", po::value(&o.truth)->value_name("FILE"), "compare the payload with FILE; the report adds bit errors and BER")
@@ -423,22 +425,19 @@ int run(const options& o)
     setup_marks.emplace_back(step, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
   // The process sees only the GPUs it uses (the driver starts every device it can
-  // see); their contexts (a few hundred ms) are made side by side while the capture's
-  // meta is read and checked; the receiver is made after it.
+  // see); the first one's context (a few hundred ms) is made while the capture's meta
+  // is read and checked, the receiver after it. The others start when the first falls
+  // behind (gpu_start::when_behind).
   const int nof_gpus = *bb::parse_gpu_count(o.gpus); // 0: all
   const bool narrowed = o.backend != "cpu" && nof_gpus > 0 && whd::cuda::show_only_devices(o.device, nof_gpus);
   std::jthread context;
   double context_seconds = 0; // the context thread's own time
   if (o.backend != "cpu" && o.dump.empty()) {
-    context = std::jthread([device = narrowed ? 0 : o.device, n = std::max(nof_gpus, 1), &context_seconds] {
+    context = std::jthread([device = narrowed ? 0 : o.device, &context_seconds] {
       whd::transport::name_this_thread("whd-cuda-start");
       const auto c0 = std::chrono::steady_clock::now();
       try {
-        std::vector<int> devices;
-        for (int d = 0; d < n; ++d) {
-          devices.push_back(device + d);
-        }
-        (void)whd::cuda::start_devices(devices);
+        (void)whd::cuda::start_devices({device});
       } catch (const std::exception&) {
         (void)cudaGetLastError(); // a device not present: the receiver's set-up says so
       }
@@ -562,6 +561,9 @@ int run(const options& o)
             result.header_failures.size(), result.data_symbols, result.payload_bytes, seconds);
   for (const auto& [stage, sec] : result.stage_seconds) {
     log->debug("stage {}: {:.3f} s", stage, sec);
+  }
+  for (const auto& note : result.notes) {
+    log->debug("{}", note);
   }
   log->debug("set-up: {:.3f} s from the process's start to main()", t0_since_start);
   for (const auto& [step, at] : setup_marks) {
