@@ -3,6 +3,7 @@
 /// around one receiver::run, so that they say the same things: the checks of a
 /// capture before it is decoded, the warnings after, the sink that feeds both a
 /// payload file and a --truth comparison, and the report of the whole run.
+/// decode_session.hpp runs them, in order, for both front ends.
 #pragma once
 
 #include <whd/baseband/report.hpp>
