@@ -1,6 +1,7 @@
 // whd-rx: decode a WHD-HRP capture to payload bytes and a JSON report.
 // Option parsing, wiring and logging only; the receive chain lives in baseband/.
 #include <whd/baseband/decode_run.hpp>
+#include <whd/baseband/decode_session.hpp>
 #include <whd/baseband/frame_dump.hpp>
 #include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
@@ -355,8 +356,7 @@ std::string write_way(const bb::payload_file_sink& f)
 
 /// The receiver the options ask for (receiver_factory.hpp resolves them), with the
 /// choice logged once.
-std::unique_ptr<bb::receiver> choose_backend(const options& o, bool narrowed, const bb::rx_config& cfg, whd::datatype capture_type,
-                                             spdlog::logger& log)
+std::unique_ptr<bb::receiver> choose_backend(const options& o, bool narrowed, const bb::decode_session& session, spdlog::logger& log)
 {
   bb::receiver_request req;
   req.backend = *bb::parse_backend(o.backend);
@@ -370,18 +370,16 @@ std::unique_ptr<bb::receiver> choose_backend(const options& o, bool narrowed, co
   req.batch = std::size_t(o.batch);
   req.streams = o.streams;
   req.threads = unsigned(o.threads);
-  auto made = bb::make_receiver(
-    req, cfg, capture_type, [&log](const std::string& line) { log.warn("{}", line); },
-    [&log](const bb::receiver_choice& c) {
-      if (c.backend == "gpu") {
-        log.info("GPU: {} device(s) from {}, the capture crossing {}, FFT exchange {} ({})", c.nof_gpus, c.device,
-                 c.link == tr::link_format::f32 ? std::string("as stored")
-                                                : fmt::format("packed as {} ({} bytes a sample)", tr::to_string(c.link), tr::link_bytes_per_sample(c.link)),
-                 c.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory", c.fft_source);
-      } else if (!c.reason.empty()) {
-        log.info("backend auto: {}; using the CPU", c.reason);
-      }
-    });
+  auto made = session.make_receiver(req, [&log](const bb::receiver_choice& c) {
+    if (c.backend == "gpu") {
+      log.info("GPU: {} device(s) from {}, the capture crossing {}, FFT exchange {} ({})", c.nof_gpus, c.device,
+               c.link == tr::link_format::f32 ? std::string("as stored")
+                                              : fmt::format("packed as {} ({} bytes a sample)", tr::to_string(c.link), tr::link_bytes_per_sample(c.link)),
+               c.fft_exchange == whd::fft::exchange::shfl ? "warp shuffles" : "shared memory", c.fft_source);
+    } else if (!c.reason.empty()) {
+      log.info("backend auto: {}; using the CPU", c.reason);
+    }
+  });
   return std::move(made.rx);
 }
 
@@ -445,47 +443,45 @@ int run(const options& o)
     });
   }
 
-  tr::capture_info info;
-  std::unique_ptr<tr::capture_reader> reader;
+  // The capture, the truth file and the receiver's configuration (decode_session.hpp).
+  bb::decode_options d;
+  d.path = o.capture;
+  if (!o.format.empty()) {
+    d.format = whd::parse_datatype(o.format);
+  }
+  if (!o.truth.empty()) {
+    d.truth = o.truth;
+  }
+  if (!o.payload.empty()) {
+    d.payload = o.payload;
+  }
+  d.payload_way = *bb::parse_payload_write(o.payload_write);
+  d.stop = &g_stop;
+  d.nof_threads = unsigned(o.threads);
+  d.sample_rate_sps = o.sample_rate;
+  d.llr.format = *bb::parse_llr_format(o.llr_format);
+  d.llr.scale = o.llr_scale;
+  d.llr_name = o.llr;
+  d.warn = [log](const std::string& line) { log->warn("{}", line); };
+  std::optional<bb::decode_session> session;
   try {
-    // Of the annotations (one a frame) only their reach, for cut_short_warning.
-    info = tr::open_capture(o.capture, o.format.empty() ? std::nullopt : whd::parse_datatype(o.format),
-                            tr::annotation_use::reach_only);
-    reader = std::make_unique<tr::capture_reader>(info);
+    session.emplace(std::move(d));
   } catch (const tr::capture_error& e) {
     log->error("{}", e.what());
     return EXIT_RUNTIME;
-  }
-  if (const auto problem = bb::unusable_capture_size(info)) {
-    log->error("'{}': {}", info.data_path.string(), *problem);
+  } catch (const bb::unusable_file& e) {
+    log->error("{}", e.what());
     return EXIT_RUNTIME;
   }
-  if (const auto warning = bb::cut_short_warning(info)) {
-    log->warn("{}", *warning);
-  }
   mark("capture opened");
-  std::unique_ptr<bb::truth_checker> checker;
-  if (!o.truth.empty()) {
-    try {
-      checker = std::make_unique<bb::truth_checker>(o.truth);
-    } catch (const std::runtime_error& e) {
-      log->error("{}", e.what());
-      return EXIT_RUNTIME;
-    }
-  }
-  bb::rx_config cfg;
-  cfg.stop = &g_stop;
-  cfg.nof_threads = unsigned(o.threads);
-  cfg.sample_rate_sps = o.sample_rate.value_or(info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
-  cfg.llr.format = *bb::parse_llr_format(o.llr_format);
-  cfg.llr.scale = o.llr_scale;
+  const tr::capture_info& info = session->info();
+  bb::rx_config& cfg = session->config();
 
   catch_stop_signals(); // both backends read rx_config::stop between frames
-  std::unique_ptr<bb::payload_file_sink> file;
-  if (!o.payload.empty()) {
-    file = std::make_unique<bb::payload_file_sink>(o.payload, 0, *bb::parse_payload_write(o.payload_write));
-  }
-  bb::tee_sink sink(file.get(), checker.get());
+  // The outputs are opened before the receiver's set-up, so that one that cannot be
+  // written is found at once.
+  session->open_payload();
+  const bb::payload_file_sink* file = session->payload_file();
   // A report file is written as the run goes (a capture of a million short frames
   // has hundreds of MB of it); one on standard output after the run, whole or not
   // at all.
@@ -509,7 +505,7 @@ int run(const options& o)
     context.join();
     mark("CUDA context waited for");
   }
-  g_receiver = choose_backend(o, narrowed, cfg, info.type, *log);
+  g_receiver = choose_backend(o, narrowed, *session, *log);
   mark("receiver made");
   auto& rx = g_receiver;
   log->info("capture {}: {} samples of {}, sample rate {:.4g} S/s; backend {}, {} payload{}, report to {}", info.data_path.string(),
@@ -519,26 +515,16 @@ int run(const options& o)
             o.llr.empty() ? std::string() : fmt::format(", {} soft values to '{}'", o.llr_format, o.llr),
             o.report == "-" ? "stdout" : "'" + o.report + "'");
   const double run_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto result = rx->run(*reader, sink, make_progress(!o.quiet && isatty(STDERR_FILENO)));
-  if (file) {
-    file->close();
-  }
+  const auto& result = session->run(*rx, nullptr, make_progress(!o.quiet && isatty(STDERR_FILENO)));
   if (llr_file) {
     llr_file->close();
   }
   const double since_t0 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bb::run_seconds split{t0_since_start + since_t0, t0_since_start + run_start + result.setup_seconds};
 
-  std::optional<bb::truth_comparison> truth;
-  if (checker) {
-    truth = checker->result();
-    truth->path = o.truth;
-  }
+  const auto& truth = session->truth();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto report_json = bb::make_run_report(o.capture, info, result, rx->backend(), seconds, truth, split, cfg.sample_rate_sps, false);
-  if (llr_file) {
-    report_json["llr"] = bb::llr_report(cfg.llr, result, o.llr);
-  }
+  auto report_json = session->report(seconds, split);
   // A path need not be UTF-8: its invalid bytes become U+FFFD rather than failing the report.
   // Written as it is made: a capture of a million short frames has a report of
   // hundreds of MB.
@@ -554,7 +540,7 @@ int run(const options& o)
     return EXIT_RUNTIME;
   }
   const double report_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - report_t0).count();
-  if (!o.dump.empty() && !write_dump(o, *reader, cfg, *log)) {
+  if (!o.dump.empty() && !write_dump(o, session->reader(), cfg, *log)) {
     return EXIT_RUNTIME;
   }
   log->info("{} frame(s), {} header failure(s), {} data symbols, {} payload bytes in {:.3f} s", result.frames.size(),
@@ -583,9 +569,6 @@ int run(const options& o)
   if (truth) {
     log->info("truth: {} bit errors in {} bits (BER {:.3g}), {} bits missing or extra", truth->bit_errors, truth->compared_bits,
               truth->ber(), truth->missing_bits);
-  }
-  if (const auto warning = bb::bad_samples_warning(result)) {
-    log->warn("{}", *warning);
   }
   if (result.interrupted) {
     const int sig = g_signal != 0 ? int(g_signal) : SIGINT;
