@@ -1,8 +1,8 @@
 // _whdrx: the Python binding of the receiver and the transmitter (the extension
-// module behind the package whdrx). Wiring only: the receiver is built by
-// baseband's receiver_factory and reported by its decode_run, as in whd-rx; the
-// transmitter is baseband's write_capture, as in whd-tx.
-#include <whd/baseband/decode_run.hpp>
+// module behind the package whdrx). Wiring only: a capture is decoded by
+// baseband's decode_session, as in whd-rx; the transmitter is baseband's
+// write_capture, as in whd-tx.
+#include <whd/baseband/decode_session.hpp>
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/payload_sinks.hpp>
@@ -37,14 +37,7 @@ namespace tr = whd::transport;
 
 namespace {
 
-/// An unusable capture (transport::capture_error and a capture too short to hold a
-/// frame): whdrx.CaptureError with whd-rx's message.
-class unusable_capture : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
-
-/// A truth, payload or output file that cannot be used: OSError with the library's message.
+/// An output file of write_capture that cannot be used: OSError with the library's message.
 class file_problem : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
@@ -242,14 +235,12 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   // Where a Ctrl-C is told: this call's flag, or the kept receiver's once the call
   // takes it (the poll below sets both, so that none is lost in the switch).
   std::atomic<std::atomic<bool>*> stop_target{&stop};
+  // The payload (without an output file) and the soft values, kept in memory.
+  vector_sink memory;
+  vector_sink soft;
   struct outcome {
-    bb::receive_result result;
+    std::unique_ptr<bb::decode_session> session; ///< kept for the report, made once the run has been waited for
     bb::receiver_choice choice;
-    std::optional<bb::truth_comparison> truth;
-    std::vector<uint8_t> payload;
-    std::vector<uint8_t> llr;
-    bb::llr_output llr_out;
-    tr::capture_info info;
   };
   auto work = [&]() -> outcome {
     outcome o;
@@ -259,35 +250,22 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
     if (req.backend != bb::backend_kind::cpu) {
       context = std::jthread([device = args.device] { whd::cuda::create_context(device); });
     }
-    try {
-      o.info = tr::open_capture(path, format, tr::annotation_use::reach_only); // the reach for cut_short_warning
-    } catch (const tr::capture_error& e) {
-      throw unusable_capture(e.what());
-    }
-    if (const auto problem = bb::unusable_capture_size(o.info)) {
-      throw unusable_capture("'" + display + "': " + *problem);
-    }
-    if (const auto warning = bb::cut_short_warning(o.info)) {
-      warnings.push_back(*warning);
-    }
-    tr::capture_reader reader(o.info);
-    std::unique_ptr<bb::truth_checker> checker;
-    if (args.truth) {
-      try {
-        checker = std::make_unique<bb::truth_checker>(*args.truth);
-      } catch (const std::runtime_error& e) {
-        throw file_problem(e.what());
-      }
-    }
-    bb::rx_config cfg;
-    cfg.stop = &stop;
-    cfg.nof_threads = args.threads;
-    cfg.sample_rate_sps = args.sample_rate.value_or(o.info.sample_rate_sps.value_or(whd::profile::SAMPLE_RATE_SPS));
-    vector_sink soft;
+    bb::decode_options opts;
+    opts.path = path;
+    opts.name = display;
+    opts.format = format;
+    opts.truth = args.truth;
+    opts.payload = args.output;
+    opts.stop = &stop;
+    opts.nof_threads = args.threads;
+    opts.sample_rate_sps = args.sample_rate;
     if (llr_format) {
-      cfg.llr = {&soft, *llr_format, args.llr_scale};
-      o.llr_out = cfg.llr;
+      opts.llr = {&soft, *llr_format, args.llr_scale};
+      opts.llr_name = "<memory: DecodeResult.llr>";
     }
+    opts.warn = [&warnings](const std::string& line) { warnings.push_back(line); };
+    o.session = std::make_unique<bb::decode_session>(std::move(opts));
+    bb::decode_session& session = *o.session;
     if (context.joinable()) {
       context.join();
     }
@@ -298,7 +276,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       kept_receiver& k = kept();
       std::ostringstream key;
       key << std::hexfloat << args.backend << '|' << args.link << '|' << args.gpus << '|' << args.device << '|' << args.batch << '|'
-          << args.threads << '|' << whd::to_string(o.info.type) << '|' << cfg.sample_rate_sps << '|'
+          << args.threads << '|' << whd::to_string(session.info().type) << '|' << session.config().sample_rate_sps << '|'
           << (llr_format ? bb::to_string(*llr_format) : "none") << '|' << args.llr_scale;
       k.warnings = &warnings;
       stop_target.store(&k.stop);
@@ -308,7 +286,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
         k.made = {}; // the old one's memory goes before the new one's is made
         k.key.clear();
         k.made_notices.clear();
-        bb::rx_config kcfg = cfg;
+        bb::rx_config kcfg = session.config();
         kcfg.stop = &k.stop;
         if (llr_format) {
           kcfg.llr.sink = &k.soft;
@@ -320,7 +298,7 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
           }
           k.warnings->push_back(line);
         };
-        k.made = bb::make_receiver(req, kcfg, o.info.type, notice);
+        k.made = bb::make_receiver(req, kcfg, session.info().type, notice);
         k.making = false;
         k.key = key.str();
       } else {
@@ -329,40 +307,19 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
       rx = k.made.rx.get();
       o.choice = k.made.choice;
     } else {
-      own = bb::make_receiver(req, cfg, o.info.type, [&warnings](const std::string& line) { warnings.push_back(line); });
+      own = session.make_receiver(req);
       rx = own.rx.get();
       o.choice = own.choice;
     }
-    vector_sink memory;
-    std::unique_ptr<bb::payload_file_sink> file;
-    if (args.output) {
-      try {
-        file = std::make_unique<bb::payload_file_sink>(*args.output);
-      } catch (const std::runtime_error& e) {
-        throw file_problem(e.what());
-      }
-    }
-    bb::tee_sink sink(file ? static_cast<bb::payload_sink*>(file.get()) : &memory, checker.get());
+    session.open_payload();
     try {
-      o.result = rx->run(reader, sink);
+      session.run(*rx, &memory);
     } catch (...) {
       if (kept_lock.owns_lock()) { // a receiver that failed is not trusted with the next capture
         kept().made = {};
         kept().key.clear();
       }
       throw;
-    }
-    if (file) {
-      file->close();
-    }
-    if (checker) {
-      o.truth = checker->result();
-      o.truth->path = *args.truth;
-    }
-    o.payload = memory.take();
-    o.llr = soft.take();
-    if (const auto warning = bb::bad_samples_warning(o.result)) {
-      warnings.push_back(*warning);
     }
     return o;
   };
@@ -394,22 +351,22 @@ py::dict decode_capture(const std::string& path, const std::string& display, con
   }
   auto o = running.get();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bb::receive_result& result = o.session->result();
   py::dict d;
-  auto report = bb::make_run_report(display, o.info, o.result, o.choice.backend, seconds, o.truth, std::nullopt, 0.0, false);
+  auto report = o.session->report(seconds);
   if (llr_format) {
-    report["llr"] = bb::llr_report(o.llr_out, o.result, "<memory: DecodeResult.llr>");
-    d["llr"] = owned_array(std::move(o.llr), py::dtype(numpy_dtype(*llr_format)), bb::llr_value_bytes(*llr_format));
+    d["llr"] = owned_array(soft.take(), py::dtype(numpy_dtype(*llr_format)), bb::llr_value_bytes(*llr_format));
   } else {
     d["llr"] = py::none();
   }
-  d["report"] = bb::dump_report(std::move(report), o.result.frames, -1);
+  d["report"] = bb::dump_report(std::move(report), result.frames, -1);
   d["choice"] = choice_dict(o.choice);
   d["warnings"] = warnings;
-  d["interrupted"] = o.result.interrupted;
+  d["interrupted"] = result.interrupted;
   if (args.output) {
     d["payload"] = py::none();
   } else {
-    d["payload"] = owned_array(std::move(o.payload), py::dtype("uint8"), 1);
+    d["payload"] = owned_array(memory.take(), py::dtype("uint8"), 1);
   }
   return d;
 }
@@ -546,16 +503,19 @@ py::dict write_capture(const std::string& base, const std::string& datatype, boo
 PYBIND11_MODULE(_whdrx, m)
 {
   m.doc() = "whd-rx's receiver and transmitter (use the package whdrx, not this module)";
-  static py::exception<unusable_capture> capture_error(m, "CaptureError", PyExc_RuntimeError);
+  // An unusable capture (a bad file, or one too short to hold a frame) raises
+  // whdrx.CaptureError, and a truth or payload file that cannot be used OSError,
+  // each with whd-rx's message.
+  static py::exception<tr::capture_error> capture_error(m, "CaptureError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) {
         std::rethrow_exception(p);
       }
-    } catch (const unusable_capture& e) {
-      capture_error(e.what());
     } catch (const tr::capture_error& e) {
       capture_error(e.what());
+    } catch (const bb::unusable_file& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
     } catch (const file_problem& e) {
       PyErr_SetString(PyExc_OSError, e.what());
     }
