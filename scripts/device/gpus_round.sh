@@ -32,10 +32,12 @@ md=$final/gpus.md
 log=$final/gpus.log
 : >>"$log"
 list=$(IFS=,; echo "${shapes[*]}")
+# whd-bench traffic names its captures by the sample type's full name (cf32_le).
+stored_name() { [[ $1 == cf32 ]] && echo cf32_le || echo "$1"; }
 # The x1 captures (one GPU run each, no timing kept: --repeats 1).
 missing=()
 for s in "${shapes[@]}"; do
-  for t in ${types//,/ }; do [[ -f $src/$s-$t.sigmf-data ]] || missing+=("$s"); done
+  for t in ${types//,/ }; do [[ -f $src/$s-$(stored_name "$t").sigmf-data ]] || missing+=("$s"); done
 done
 if ((${#missing[@]})); then
   "$dist/bin/whd-bench" traffic --shapes "$list" --types "$types" --backends gpu --repeats 1 --rx "$dist/bin/whd-rx" --dir "$src" \
@@ -58,7 +60,7 @@ for type in ${types//,/ }; do
   c=$copies
   [[ $type == cf32 ]] && c=$(((copies + 3) / 4))
   for shape in "${shapes[@]}"; do
-    base=$src/$shape-$type
+    base=$src/$shape-$(stored_name "$type")
     [[ -f $base.sigmf-data ]] || { echo "| $shape | $type | | | no capture | | | | | | | |" >>"$md"; continue; }
     cap=$work/$shape.$type
     truth=$work/$shape.truth
