@@ -23,7 +23,7 @@ namespace whd::fft::test {
 
 using cd = std::complex<double>;
 
-/// The accuracy bound of the issue for every input type: relative L2 error of one
+/// The accuracy bound for every input type: relative L2 error of one
 /// transform against float64 on the same input values (a float32 FFT lands near
 /// 1e-7..3e-7 with correctly rounded twiddles).
 inline constexpr double REL_L2_BOUND = 1e-6;

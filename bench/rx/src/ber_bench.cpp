@@ -416,7 +416,7 @@ std::string to_markdown(const ber_bench_result& r)
     o << "\n## Soft output: calibration of the LLRs\n\n"
          "The f32 LLRs of every compared frame, binned by 0.5 over [-12, 12]; in each bin with at least 20 zeros and\n"
          "20 ones, the empirical ln(#0/#1) of the true bits against the bin's mean LLR. Slope: weighted least-squares\n"
-         "line through the origin (1: calibrated; the issue asks within 10 %). Points without populated bins (no\n"
+         "line through the origin (1: calibrated; the target is within 10 %). Points without populated bins (no\n"
          "errors) are left out.\n\n| modulation | backend | Eb/N0 dB | BER | bins | slope |\n|---|---|---:|---:|---:|---:|\n";
     for (const auto& cv : r.curves) {
       for (const auto& pt : cv.points) {
