@@ -30,7 +30,9 @@ double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11)
 /// out so that a seed gives the same capture with any standard library. One 64-bit
 /// draw gives both uniforms (32 bits each; the largest normal it can produce is
 /// about 9.3 sigma, far past anything a capture of 10^9 samples would show).
-std::complex<double> normal_pair(std::mt19937_64& rng)
+/// `rng` is any generator of 64-bit words (called with no argument).
+template <class Rng>
+std::complex<double> normal_pair(Rng& rng)
 {
   for (;;) {
     const uint64_t bits = rng();
@@ -55,6 +57,12 @@ impairment_seeds derive_seeds(uint64_t seed)
   s.phase = splitmix64(state);
   s.noise = splitmix64(state);
   return s;
+}
+
+uint64_t derive_stream_seed(uint64_t seed, uint64_t index)
+{
+  uint64_t state = seed + index * 0x9E3779B97F4A7C15ull;
+  return splitmix64(state);
 }
 
 // ---------------------------------------------------------------- multipath
@@ -125,28 +133,46 @@ void multipath_channel::run(std::span<cf32> inout)
   const std::size_t mem = taps_.size() - 1;
   history_.resize(mem);
   history_.insert(history_.end(), inout.begin(), inout.end());
+  filter(history_, inout);
+  // Keep the last `mem` inputs for the next block.
+  std::copy(history_.end() - static_cast<std::ptrdiff_t>(mem), history_.end(), history_.begin());
+  history_.resize(mem);
+}
+
+void multipath_channel::filter(std::span<const cf32> in, std::span<cf32> out_block) const
+{
+  const std::size_t mem = taps_.size() - 1;
+  if (in.size() != out_block.size() + mem) {
+    throw std::invalid_argument("multipath_channel::filter: the input must hold the block and the " +
+                                std::to_string(mem) + " samples before it");
+  }
+  if (taps_.size() == 1) {
+    const cf32 h = taps_[0];
+    for (std::size_t n = 0; n < out_block.size(); ++n) {
+      out_block[n] = h == cf32(1.0f, 0.0f) ? in[n] : in[n] * h;
+    }
+    return;
+  }
   // Written out over plain pointers: std::complex's operator* checks for
   // infinities (a library call per product), which dominates long captures.
   const cf32* h = taps_.data();
-  const cf32* x = history_.data() + mem;
+  const cf32* x = in.data() + mem; // x[n] is the block's sample n; x[-mem .. -1] the history
   const std::size_t nof_taps = taps_.size();
-  cf32* out = inout.data();
-  for (std::size_t n = 0; n < inout.size(); ++n) {
+  cf32* out = out_block.data();
+  for (std::size_t n = 0; n < out_block.size(); ++n) {
     double re = 0.0;
     double im = 0.0;
     for (std::size_t l = 0; l < nof_taps; ++l) {
       const double hr = h[l].real();
       const double hi = h[l].imag();
-      const double xr = x[n - l].real();
-      const double xi = x[n - l].imag();
+      const cf32 xs = x[static_cast<std::ptrdiff_t>(n) - static_cast<std::ptrdiff_t>(l)];
+      const double xr = xs.real();
+      const double xi = xs.imag();
       re += hr * xr - hi * xi;
       im += hr * xi + hi * xr;
     }
     out[n] = cf32(static_cast<float>(re), static_cast<float>(im));
   }
-  // Keep the last `mem` inputs for the next block.
-  std::copy(history_.end() - static_cast<std::ptrdiff_t>(mem), history_.end(), history_.begin());
-  history_.resize(mem);
 }
 
 // ---------------------------------------------------------------- carrier
@@ -192,7 +218,7 @@ double noise_power_for_snr(double signal_power, double snr_dB)
   return signal_power * std::pow(10.0, -snr_dB / 10.0);
 }
 
-awgn::awgn(double noise_power, uint64_t seed) : power_(noise_power), rng_(seed)
+awgn::awgn(double noise_power, uint64_t seed) : power_(noise_power), seed_(seed)
 {
   if (!(noise_power >= 0.0) || !std::isfinite(noise_power)) {
     throw std::invalid_argument("awgn: the noise power must be finite and >= 0");
@@ -201,10 +227,19 @@ awgn::awgn(double noise_power, uint64_t seed) : power_(noise_power), rng_(seed)
 
 void awgn::add(std::span<cf32> inout)
 {
+  add_at(next_sample_, inout);
+  next_sample_ += inout.size();
+}
+
+void awgn::add_at(uint64_t first_sample, std::span<cf32> inout) const
+{
   const double sigma = std::sqrt(power_ / 2.0);
-  for (auto& x : inout) {
-    const std::complex<double> w = normal_pair(rng_);
-    x += cf32(static_cast<float>(w.real() * sigma), static_cast<float>(w.imag() * sigma));
+  for (std::size_t k = 0; k < inout.size(); ++k) {
+    // Sample n's own short stream: splitmix64 from its derived seed.
+    uint64_t state = derive_stream_seed(seed_, first_sample + k);
+    auto next = [&state] { return splitmix64(state); };
+    const std::complex<double> w = normal_pair(next);
+    inout[k] += cf32(static_cast<float>(w.real() * sigma), static_cast<float>(w.imag() * sigma));
   }
 }
 
@@ -254,7 +289,16 @@ void impairment_chain::run(uint64_t first_sample, std::span<cf32> inout)
   channel_.run(inout);
   cfo_.run(first_sample, inout, gain_);
   if (noise_) {
-    noise_->add(inout);
+    noise_->add_at(first_sample, inout);
+  }
+}
+
+void impairment_chain::apply(uint64_t first_sample, std::span<const cf32> clean, std::span<cf32> out) const
+{
+  channel_.filter(clean, out);
+  cfo_.run(first_sample, out, gain_);
+  if (noise_) {
+    noise_->add_at(first_sample, out);
   }
 }
 

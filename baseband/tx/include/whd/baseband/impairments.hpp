@@ -1,8 +1,10 @@
 /// @file impairments.hpp
 /// What the air and a radio do to the transmitted samples, for test captures:
 /// a multipath channel, a carrier frequency offset, a complex gain and additive
-/// white Gaussian noise. Every random draw comes from std::mt19937_64 with a seed
-/// the caller chooses (and prints), so a capture is reproducible bit for bit.
+/// white Gaussian noise. Every random draw comes from a seed the caller chooses (and
+/// prints), so a capture is reproducible bit for bit; every stage can impair any
+/// block of a capture on its own (given the samples before it), so blocks may be
+/// made in any order, on any thread, with the same result.
 ///
 /// Order, as on a real link: y[n] = g e^{j phi} e^{j 2 pi f n / fs} (h * s)[n] + w[n],
 /// n the sample index from the start of the capture.
@@ -33,6 +35,11 @@ struct impairment_seeds {
 /// Seeds of the streams for master seed `seed`.
 impairment_seeds derive_seeds(uint64_t seed);
 
+/// Seed of stream `index` of a family of independent streams (frame i's payload,
+/// sample n's noise): output `index` (from 0) of splitmix64 started at `seed`. Any
+/// index is reached at once, so streams can be drawn in any order.
+uint64_t derive_stream_seed(uint64_t seed, uint64_t index);
+
 // ---------------------------------------------------------------- multipath
 
 /// Draws a multipath channel of `nof_taps` taps at delays 0, 1, ..., nof_taps - 1
@@ -55,6 +62,13 @@ public:
   explicit multipath_channel(std::vector<cf32> taps);
   /// Filter the next samples in place.
   void run(std::span<cf32> inout);
+  /// Filter a block given with the inputs before it: out[n] = sum_l h[l] in[n + L - 1 - l],
+  /// L the number of taps; the same values run() gives for those samples. Keeps no
+  /// state, so blocks may be filtered on several threads at once.
+  /// @param[in] in out.size() + L - 1 samples: the L - 1 inputs before the block, then the block
+  /// @param[out] out the filtered block
+  /// @throws std::invalid_argument on other sizes
+  void filter(std::span<const cf32> in, std::span<cf32> out) const;
   const std::vector<cf32>& taps() const noexcept { return taps_; }
 
 private:
@@ -89,19 +103,25 @@ private:
 double noise_power_for_snr(double signal_power, double snr_dB);
 
 /// Adds complex white Gaussian noise of power E|w|^2 = `noise_power` (each of I and
-/// Q has variance noise_power / 2) over the whole band. The normal draws are made
-/// here from the generator's bits (not by std::normal_distribution, which differs
-/// between standard libraries), so a seed gives the same noise everywhere.
+/// Q has variance noise_power / 2) over the whole band. Sample n's noise is drawn
+/// from a stream of its own, derive_stream_seed(seed, n) (splitmix64, Marsaglia's
+/// polar method), so that it depends on the seed and n alone: a capture's blocks
+/// get the same noise in any order and on any thread. The normal draws are made here
+/// from the generator's bits (not by std::normal_distribution, which differs between
+/// standard libraries), so a seed gives the same noise everywhere.
 class awgn {
 public:
   awgn(double noise_power, uint64_t seed);
-  /// Add noise to the next samples.
+  /// Add noise to the next samples (those after the previous call's; sample 0 first).
   void add(std::span<cf32> inout);
+  /// Add the noise of samples [first_sample, first_sample + inout.size()).
+  void add_at(uint64_t first_sample, std::span<cf32> inout) const;
   double noise_power() const noexcept { return power_; }
 
 private:
   double power_;
-  std::mt19937_64 rng_;
+  uint64_t seed_;
+  uint64_t next_sample_ = 0;
 };
 
 // ---------------------------------------------------------------- the chain
@@ -130,6 +150,16 @@ public:
   /// Impair samples [first_sample, first_sample + inout.size()) in place; calls must
   /// follow each other without gaps.
   void run(uint64_t first_sample, std::span<cf32> inout);
+
+  /// Impair samples [first_sample, first_sample + out.size()) from their clean values
+  /// given with the taps().size() - 1 clean samples before them (zeros before sample
+  /// 0), without state: blocks may be impaired in any order, on several threads at
+  /// once. Equal to run() over the same blocks (the CFO's phasor starts again at each
+  /// block's first sample, as in run()).
+  /// @param[in] clean out.size() + taps().size() - 1 clean samples, the block's last
+  /// @param[out] out the impaired block
+  /// @throws std::invalid_argument on other sizes
+  void apply(uint64_t first_sample, std::span<const cf32> clean, std::span<cf32> out) const;
 
   const std::vector<cf32>& taps() const noexcept { return channel_.taps(); }
   /// g e^{j phi}.
