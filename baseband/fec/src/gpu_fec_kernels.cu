@@ -198,17 +198,9 @@ WHD_FEC_UNROLL
     }
   }
 
-  unsigned sa = 0, sb = 0;
+  uint32_t sa = 0, sb = 0;
   if (t.run_end != f.nin) {
-    uint32_t ba = m[0] & 0xFFFFu, bb = m[0] >> 16;
-WHD_FEC_UNROLL
-    for (unsigned s = 1; s < NOF_STATES; ++s) {
-      const uint32_t va = m[s] & 0xFFFFu, vb = m[s] >> 16;
-      sa = va > ba ? s : sa;
-      ba = va > ba ? va : ba;
-      sb = vb > bb ? s : sb;
-      bb = vb > bb ? vb : bb;
-    }
+    best_states(m, sa, sb);
   }
   const uint64_t want = 8 * f.q;
   const uint64_t end = t.out_end < want ? t.out_end : want;

@@ -35,6 +35,27 @@
 
 #include <utility>
 
+namespace whd::fec::gpu {
+
+/// A tile pair's traceback start states where no tail ends it: each half's largest
+/// metric, the lowest state among equals (viterbi.hpp's rule). `m` holds the two
+/// tiles' metrics in its halves.
+WHD_FEC_HD void best_states(const uint32_t (&m)[NOF_STATES], uint32_t& sa, uint32_t& sb)
+{
+  uint32_t ba = m[0] & 0xFFFFu, bb = m[0] >> 16;
+  sa = sb = 0;
+WHD_FEC_UNROLL
+  for (unsigned s = 1; s < NOF_STATES; ++s) {
+    const uint32_t va = m[s] & 0xFFFFu, vb = m[s] >> 16;
+    sa = va > ba ? s : sa;
+    ba = va > ba ? va : ba;
+    sb = vb > bb ? s : sb;
+    bb = vb > bb ? vb : bb;
+  }
+}
+
+} // namespace whd::fec::gpu
+
 namespace whd::fec::gpu::relu {
 
 /// Bias of the difference of two metrics of a tile (per half).
@@ -332,15 +353,7 @@ WHD_FEC_UNROLL
   // Start states: the tail's 0, or the largest metric (lowest state among equals).
   uint32_t sa = 0, sb = 0;
   if (t.run_end != f.nin) {
-    uint32_t ba = m[0] & 0xFFFFu, bb = m[0] >> 16;
-WHD_FEC_UNROLL
-    for (unsigned s = 1; s < NOF_STATES; ++s) {
-      const uint32_t va = m[s] & 0xFFFFu, vb = m[s] >> 16;
-      sa = va > ba ? s : sa;
-      ba = va > ba ? va : ba;
-      sb = vb > bb ? s : sb;
-      bb = vb > bb ? vb : bb;
-    }
+    best_states(m, sa, sb);
   }
   // Steps k = len - 1 - first_out down to 6 (relative to the first output bit): step k's
   // decision is decoded bit k - 6, whose byte is whole after k = 6 mod 8 (out_first is a
