@@ -24,7 +24,7 @@ if ! command -v "$cxx" >/dev/null 2>&1; then
   echo "fuzz: $cxx not found: install the Debian packages 'clang' and 'libclang-rt-dev' (scripts/setup.sh does)" >&2
   exit 1
 fi
-cmake -S "$WHD_ROOT/tests/fuzz" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+cmake -S "$WHD_ROOT/tests/fuzz" -B "$build" $(whd_generator "$build") -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
   >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
 cmake --build "$build" -j "$WHD_JOBS"
 
