@@ -3,6 +3,7 @@
 /// and standard error kept apart, the exit status or the signal that ended it.
 #pragma once
 
+#include "file_bytes.hpp"
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -62,14 +63,12 @@ struct app_result {
 
 inline std::string read_text(const std::filesystem::path& p)
 {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
+  return whd::test::file_text(p);
 }
 
 inline std::vector<uint8_t> read_bytes(const std::filesystem::path& p)
 {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
+  return whd::test::file_bytes(p);
 }
 
 /// A process started with its standard output and error in files of `dir`.

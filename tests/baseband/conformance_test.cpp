@@ -1,6 +1,7 @@
 // The conformance captures (../shared/vectors), each checked against what its
 // README table demands: the frames of .frames.json, payload equal to .truth,
 // exactly the header failures, the truncated frame's whole symbols, nothing on noise.
+#include "file_bytes.hpp"
 #include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
@@ -46,8 +47,7 @@ std::vector<expected_frame> read_frames(const std::string& name)
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path)
 {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
+  return whd::test::file_bytes(path);
 }
 
 struct run_output {

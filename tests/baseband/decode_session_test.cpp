@@ -4,6 +4,7 @@
 // its .frames.json does, a truth with flipped bits counts exactly those, and a
 // capture, truth or payload file that cannot be used is refused with a message
 // naming it.
+#include "file_bytes.hpp"
 #include <whd/baseband/decode_session.hpp>
 #include <whd/baseband/profile.hpp>
 
@@ -32,8 +33,7 @@ constexpr unsigned THREADS = 2;
 
 std::vector<uint8_t> read_bytes(const fs::path& path)
 {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
+  return whd::test::file_bytes(path);
 }
 
 void write_bytes(const fs::path& path, const std::vector<uint8_t>& bytes)

@@ -4,6 +4,7 @@
 // the write with an error naming the file), and a mapping the system refuses (an
 // address-space limit in a child process: the sink falls back to pwrite and the
 // bytes still come back whole).
+#include "file_bytes.hpp"
 #include <whd/baseband/payload_sinks.hpp>
 
 #include <gtest/gtest.h>
@@ -35,8 +36,7 @@ constexpr std::size_t MiB = std::size_t(1) << 20;
 
 std::vector<uint8_t> read_all(const fs::path& p)
 {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
+  return whd::test::file_bytes(p);
 }
 
 std::vector<uint8_t> random_bytes(std::size_t n, unsigned seed)

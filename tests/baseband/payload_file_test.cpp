@@ -1,6 +1,7 @@
 // The payload file sink (whd-rx -o, the benches' end-to-end regions): the bytes
 // written in pieces come back whole, and every failure names the file and is
 // raised where the caller can hear it, a full disk included.
+#include "file_bytes.hpp"
 #include <whd/baseband/payload_sinks.hpp>
 
 #include <gtest/gtest.h>
@@ -25,12 +26,7 @@ namespace fs = std::filesystem;
 
 std::vector<uint8_t> read_all(const fs::path& p)
 {
-  // In one read: byte by byte through a stream iterator it took seconds under ASan.
-  std::vector<uint8_t> bytes(fs::file_size(p));
-  std::ifstream f(p, std::ios::binary);
-  f.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size()));
-  EXPECT_EQ(std::size_t(f.gcount()), bytes.size()) << p;
-  return bytes;
+  return whd::test::file_bytes(p);
 }
 
 /// The message of what `f` throws as std::runtime_error ("" when it throws nothing).

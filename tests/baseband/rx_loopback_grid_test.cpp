@@ -3,6 +3,7 @@
 // written to a real file in each datatype and read back, so the quantisation of
 // ci16 and ci8 is the one a receiver meets. The verdict comes from the generator:
 // its plan (frames, starts) and its truth (payload bytes).
+#include "file_bytes.hpp"
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/receiver.hpp>
@@ -69,11 +70,7 @@ constexpr double EXCESS_SLACK_BITS = 10.0;
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path)
 {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    throw std::runtime_error("cannot open " + path.string());
-  }
-  return {std::istreambuf_iterator<char>(f), {}};
+  return whd::test::file_bytes(path);
 }
 
 class rx_loopback_grid : public ::testing::TestWithParam<std::tuple<p::modulation, datatype>> {};

@@ -4,6 +4,7 @@
 /// check that an error message names what it should.
 #pragma once
 
+#include "file_bytes.hpp"
 #include <gtest/gtest.h>
 
 #include <whd/transport/capture.hpp>
@@ -52,9 +53,7 @@ private:
 /// All bytes of `path` (std::ifstream, independent of the library).
 inline std::vector<unsigned char> read_bytes(const std::filesystem::path& path)
 {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return whd::test::file_bytes(path);
 }
 
 inline void write_bytes(const std::filesystem::path& path, const void* data, std::size_t n)
