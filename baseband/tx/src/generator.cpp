@@ -1,73 +1,26 @@
 #include <whd/baseband/generator.hpp>
 #include <whd/fec/coded_tx.hpp>
+#include <whd/transport/at_once.hpp>
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <exception>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace whd::baseband {
 
 namespace p = whd::profile;
 
 namespace {
-
-/// Payload bytes: seeded random, or a file read in order and from its start again
-/// when it runs out.
-class payload_source {
-public:
-  payload_source(const std::filesystem::path& path, uint64_t seed) : rng_(seed)
-  {
-    if (path.empty()) {
-      return;
-    }
-    file_.open(path, std::ios::binary);
-    if (!file_) {
-      throw std::runtime_error("cannot open the payload file " + path.string());
-    }
-    if (std::filesystem::file_size(path) == 0) {
-      throw std::runtime_error("the payload file " + path.string() + " is empty");
-    }
-    path_ = path;
-  }
-
-  void next(std::span<uint8_t> out)
-  {
-    if (!file_.is_open()) {
-      for (auto& b : out) {
-        if (nof_cached_ == 0) {
-          cache_ = rng_();
-          nof_cached_ = 8;
-        }
-        b = static_cast<uint8_t>(cache_ >> 56);
-        cache_ <<= 8;
-        --nof_cached_;
-      }
-      return;
-    }
-    std::size_t done = 0;
-    while (done < out.size()) {
-      file_.read(reinterpret_cast<char*>(out.data() + done), static_cast<std::streamsize>(out.size() - done));
-      const auto got = static_cast<std::size_t>(file_.gcount());
-      done += got;
-      if (done < out.size()) {
-        if (file_.bad() || (got == 0 && !file_.eof())) {
-          throw std::runtime_error("cannot read the payload file " + path_.string());
-        }
-        file_.clear();
-        file_.seekg(0);
-      }
-    }
-  }
-
-private:
-  std::ifstream file_;
-  std::filesystem::path path_;
-  std::mt19937_64 rng_;
-  uint64_t cache_ = 0;
-  int nof_cached_ = 0;
-};
 
 uint64_t checked_add(uint64_t a, uint64_t b)
 {
@@ -92,139 +45,370 @@ frame_spec spec_of(const capture_config& cfg, uint64_t i)
   return f;
 }
 
-/// The clean (unimpaired) samples of the capture, in order: silence, frames, silence.
-class clean_stream {
+uint64_t payload_bytes_of(const frame_spec& f)
+{
+  return f.mcs != p::NO_MCS ? fec::geometry(f.mcs, f.nd).info_bytes : frame_payload_bytes(f);
+}
+
+/// The frames that begin inside the capture (those whose samples are made), where
+/// they lie and what preparing each takes.
+struct capture_layout {
+  std::vector<uint64_t> starts;       ///< first sample of each
+  std::vector<uint64_t> ends;         ///< one past its last sample (on air, before the cut)
+  std::vector<uint64_t> prep_bytes;   ///< bytes its prepared_frame holds
+  std::vector<uint64_t> file_offsets; ///< where its payload begins in the payload file (empty: random payloads)
+  uint64_t file_size = 0;             ///< of the payload file
+};
+
+capture_layout lay_out(const capture_config& cfg, const capture_plan& plan)
+{
+  capture_layout l;
+  const bool from_file = !cfg.payload_path.empty();
+  if (from_file) {
+    const std::ifstream probe(cfg.payload_path, std::ios::binary);
+    std::error_code ec;
+    l.file_size = std::filesystem::file_size(cfg.payload_path, ec);
+    if (!probe || ec) {
+      throw std::runtime_error("cannot open the payload file " + cfg.payload_path.string());
+    }
+    if (l.file_size == 0) {
+      throw std::runtime_error("the payload file " + cfg.payload_path.string() + " is empty");
+    }
+  }
+  uint64_t pos = cfg.lead_samples;
+  uint64_t offset = 0;
+  for (uint64_t i = 0; i < cfg.nof_frames && pos < plan.nof_samples; ++i) {
+    const frame_spec f = spec_of(cfg, i);
+    const uint64_t payload = payload_bytes_of(f);
+    l.starts.push_back(pos);
+    pos += frame_samples(f.nd); // no overflow: plan_capture checked the sums
+    l.ends.push_back(pos);
+    l.prep_bytes.push_back(frame_payload_bytes(f) + (f.mcs != p::NO_MCS ? payload : 0));
+    if (from_file) {
+      l.file_offsets.push_back(offset);
+      offset = (offset + payload % l.file_size) % l.file_size;
+    }
+    pos += i + 1 < cfg.nof_frames ? cfg.gap_samples : cfg.tail_samples.value_or(cfg.gap_samples);
+  }
+  return l;
+}
+
+/// A frame ready to be modulated: its payload drawn (or read) and coded.
+struct prepared_frame {
+  frame_spec spec;
+  std::vector<uint8_t> info;    ///< a coded frame's L information bytes
+  std::vector<uint8_t> channel; ///< the bytes its data symbols carry, Nd x bytes per symbol
+
+  /// The bytes the truth file holds for it.
+  std::span<const uint8_t> truth() const { return spec.mcs != p::NO_MCS ? info : channel; }
+};
+
+/// Frame i's payload bytes: its own random stream (8 bytes per 64-bit draw, most
+/// significant first), or the payload file from where the frames before it left it,
+/// from its start again when it runs out.
+void fill_payload(const capture_config& cfg, const capture_plan& plan, const capture_layout& l, uint64_t i,
+                  std::span<uint8_t> out)
+{
+  if (cfg.payload_path.empty()) {
+    std::mt19937_64 rng(derive_stream_seed(plan.seeds.payload, i));
+    uint64_t word = 0;
+    int left = 0;
+    for (auto& b : out) {
+      if (left == 0) {
+        word = rng();
+        left = 8;
+      }
+      b = static_cast<uint8_t>(word >> 56);
+      word <<= 8;
+      --left;
+    }
+    return;
+  }
+  std::ifstream file(cfg.payload_path, std::ios::binary);
+  uint64_t at = l.file_offsets[static_cast<std::size_t>(i)];
+  for (std::size_t done = 0; done < out.size();) {
+    const auto n = static_cast<std::size_t>(std::min<uint64_t>(out.size() - done, l.file_size - at));
+    file.seekg(static_cast<std::streamoff>(at));
+    file.read(reinterpret_cast<char*>(out.data() + done), static_cast<std::streamsize>(n));
+    if (!file || static_cast<std::size_t>(file.gcount()) != n) {
+      throw std::runtime_error("cannot read the payload file " + cfg.payload_path.string());
+    }
+    done += n;
+    at = 0;
+  }
+}
+
+prepared_frame prepare_frame(const capture_config& cfg, const capture_plan& plan, const capture_layout& l, uint64_t i)
+{
+  prepared_frame f;
+  f.spec = spec_of(cfg, i);
+  if (f.spec.mcs != p::NO_MCS) {
+    // A coded frame: its symbols carry the coded bits of its information bytes
+    // (profile 2 §2).
+    const fec::frame_geometry geo = fec::geometry(f.spec.mcs, f.spec.nd);
+    f.info.resize(geo.info_bytes);
+    fill_payload(cfg, plan, l, i, f.info);
+    f.channel = fec::encode_frame(geo, f.info);
+  } else {
+    f.channel.resize(static_cast<std::size_t>(frame_payload_bytes(f.spec)));
+    fill_payload(cfg, plan, l, i, f.channel);
+  }
+  return f;
+}
+
+/// One thread's tools for making blocks: a modulator (a liquid plan is one thread's)
+/// and buffers.
+struct block_tools {
+  modulator mod;
+  std::vector<cf32> clean;
+  std::array<cf32, p::SYMBOL_LEN> symbol{};
+};
+
+/// The clean samples [first, first + out.size()): silence, and the symbols of
+/// `frames` (the layout's frames from `first_frame` on) that fall there.
+void make_clean(const capture_layout& l, uint64_t first_frame, std::span<const std::shared_ptr<const prepared_frame>> frames,
+                uint64_t first, std::span<cf32> out, block_tools& tools)
+{
+  std::fill(out.begin(), out.end(), cf32{});
+  const uint64_t end = first + out.size();
+  for (std::size_t j = 0; j < frames.size(); ++j) {
+    const prepared_frame& f = *frames[j];
+    const uint64_t start = l.starts[static_cast<std::size_t>(first_frame + j)];
+    const uint64_t lo = std::max(first, start);
+    const uint64_t hi = std::min(end, l.ends[static_cast<std::size_t>(first_frame + j)]);
+    const auto bps = static_cast<std::size_t>(p::bytes_per_symbol(f.spec.mod));
+    for (uint64_t m = lo < hi ? (lo - start) / p::SYMBOL_LEN : UINT64_MAX; m != UINT64_MAX && start + m * p::SYMBOL_LEN < hi;
+         ++m) {
+      std::span<const uint8_t> bytes;
+      if (m >= p::FIRST_DATA_SYMBOL) {
+        bytes = std::span<const uint8_t>(f.channel).subspan(static_cast<std::size_t>(m - p::FIRST_DATA_SYMBOL) * bps, bps);
+      }
+      tools.mod.frame_symbol(f.spec, static_cast<long long>(m), bytes, tools.symbol);
+      const uint64_t sym = start + m * p::SYMBOL_LEN;
+      const uint64_t a = std::max(lo, sym);
+      const uint64_t b = std::min(hi, sym + p::SYMBOL_LEN);
+      std::copy(tools.symbol.begin() + static_cast<std::ptrdiff_t>(a - sym),
+                tools.symbol.begin() + static_cast<std::ptrdiff_t>(b - sym),
+                out.begin() + static_cast<std::ptrdiff_t>(a - first));
+    }
+  }
+}
+
+/// Frames prepared ahead of the blocks that need them hold at most this many bytes
+/// (a frame the next block needs is prepared whatever it holds).
+constexpr uint64_t PREPARE_AHEAD_BYTES = uint64_t(256) << 20;
+
+/// Makes a capture's blocks on a pool of threads and hands them to the sink in order
+/// on the calling thread. Block k (samples [k B, (k + 1) B), B = block_samples) is
+/// made from the clean samples before the channel alone, so it is the same whichever
+/// thread makes it and whenever. At most `window_` blocks are made ahead of the sink,
+/// and frames are prepared (payload, coding) a little ahead of the blocks, within
+/// PREPARE_AHEAD_BYTES, and dropped once the sink has had their last block.
+class capture_engine {
 public:
-  clean_stream(const capture_config& cfg, const capture_plan& plan, capture_sink& sink)
-      : cfg_(cfg), plan_(plan), sink_(sink), payload_(cfg.payload_path, plan.seeds.payload),
-        silence_left_(cfg.lead_samples)
+  capture_engine(const capture_config& cfg, const capture_plan& plan)
+      : cfg_(cfg), plan_(plan), layout_(lay_out(cfg, plan)), chain_(cfg.impairments, plan.seeds),
+        history_(chain_.taps().size() - 1), block_(cfg.block_samples),
+        nof_blocks_((plan.nof_samples + block_ - 1) / block_), ready_(layout_.starts.size())
   {
+    const unsigned wanted = cfg.nof_threads ? cfg.nof_threads : std::max(1u, std::thread::hardware_concurrency());
+    nof_threads_ = static_cast<unsigned>(
+        std::max<uint64_t>(1, std::min<uint64_t>(wanted, nof_blocks_ + layout_.starts.size())));
+    window_ = 4 * static_cast<std::size_t>(nof_threads_);
+    ring_.resize(window_);
+    ring_done_.assign(window_, 0);
   }
 
-  /// Fill `out` with the next samples.
-  void fill(std::span<cf32> out)
+  void run(capture_sink& sink)
   {
-    std::size_t k = 0;
-    while (k < out.size()) {
-      const std::size_t room = out.size() - k;
-      if (silence_left_ > 0) {
-        const auto n = static_cast<std::size_t>(std::min<uint64_t>(silence_left_, room));
-        std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(k), n, cf32{});
-        silence_left_ -= n;
-        k += n;
-        continue;
-      }
-      if (in_frame_) {
-        if (sym_off_ == symbol_.size()) {
-          if (m_ == p::FIRST_DATA_SYMBOL + static_cast<long long>(spec_.nd)) {
-            end_frame();
-            continue;
+    sink.begin(plan_);
+    {
+      std::vector<std::jthread> threads;
+      // Stops and joins the threads however this block is left (a sink that throws).
+      struct stopper {
+        capture_engine& e;
+        std::vector<std::jthread>& threads;
+        ~stopper()
+        {
+          {
+            const std::lock_guard lk(e.m_);
+            e.stop_ = true;
           }
-          build_symbol();
+          e.work_cv_.notify_all();
+          threads.clear();
         }
-        const std::size_t n = std::min(room, symbol_.size() - sym_off_);
-        std::copy_n(symbol_.begin() + static_cast<std::ptrdiff_t>(sym_off_), n,
-                    out.begin() + static_cast<std::ptrdiff_t>(k));
-        sym_off_ += n;
-        k += n;
-        continue;
+      } stop{*this, threads};
+      for (unsigned t = 0; t < nof_threads_; ++t) {
+        threads.emplace_back([this] { work(); });
       }
-      if (next_frame_ < cfg_.nof_frames) {
-        begin_frame();
-        continue;
-      }
-      // Past the tail: only reached if asked for more than the capture holds.
-      std::fill(out.begin() + static_cast<std::ptrdiff_t>(k), out.end(), cf32{});
-      break;
+      feed(sink);
     }
-  }
-
-  /// The capture has ended (possibly cut): complete the truth of a frame cut off
-  /// (a coded frame's went whole when it began).
-  void finish()
-  {
-    if (!in_frame_ || !truth_wanted_ || spec_.mcs != p::NO_MCS) {
-      return;
+    if (error_) {
+      std::rethrow_exception(error_);
     }
-    for (; m_ < p::FIRST_DATA_SYMBOL + static_cast<long long>(spec_.nd); ++m_) {
-      if (m_ >= p::FIRST_DATA_SYMBOL) {
-        draw_payload();
-      }
-    }
+    sink.end();
   }
 
 private:
-  void begin_frame()
+  /// [first, last) of the layout's frames block k is made from (the channel's
+  /// history included).
+  std::pair<uint64_t, uint64_t> frames_of(uint64_t k) const
   {
-    frame_index_ = next_frame_++;
-    spec_ = spec_of(cfg_, frame_index_);
-    // Listed frames are a prefix of the transmitted ones (starts increase).
-    const bool is_listed = frame_index_ < plan_.frames.size();
-    truth_wanted_ = is_listed && !spec_.corrupt_header;
-    if (is_listed) {
-      sink_.frame(plan_.frames[static_cast<std::size_t>(frame_index_)]);
+    const uint64_t a = k * block_;
+    const uint64_t b = std::min<uint64_t>(a + block_, plan_.nof_samples);
+    const uint64_t from = a >= history_ ? a - history_ : 0;
+    const auto lo = std::upper_bound(layout_.ends.begin(), layout_.ends.end(), from) - layout_.ends.begin();
+    const auto hi = std::lower_bound(layout_.starts.begin(), layout_.starts.end(), b) - layout_.starts.begin();
+    return {static_cast<uint64_t>(lo), static_cast<uint64_t>(std::max(lo, hi))};
+  }
+
+  /// The last block frame f reaches, its channel tail included.
+  uint64_t last_block_of(uint64_t f) const
+  {
+    const uint64_t last = std::min(plan_.nof_samples - 1, layout_.ends[static_cast<std::size_t>(f)] - 1 + history_);
+    return last / block_;
+  }
+
+  /// Whether to prepare frame next_prep_ now (under m_).
+  bool should_prepare() const
+  {
+    if (next_prep_ >= layout_.starts.size()) {
+      return false;
     }
-    in_frame_ = true;
-    m_ = 0;
-    sym_off_ = symbol_.size();
-    bytes_.resize(static_cast<std::size_t>(p::bytes_per_symbol(spec_.mod)));
-    if (spec_.mcs != p::NO_MCS) {
-      // A coded frame: its information bytes drawn at once, its symbols' bytes the
-      // coded bits (profile 2 §2).
-      const fec::frame_geometry geo = fec::geometry(spec_.mcs, spec_.nd);
-      info_.resize(geo.info_bytes);
-      payload_.next(info_);
-      if (truth_wanted_) {
-        sink_.truth(info_);
+    if (next_block_ < nof_blocks_ && next_prep_ < frames_of(next_block_).second) {
+      return true; // the next block needs it
+    }
+    if (held_bytes_ + layout_.prep_bytes[static_cast<std::size_t>(next_prep_)] > PREPARE_AHEAD_BYTES) {
+      return false;
+    }
+    const uint64_t window_end = std::min<uint64_t>(delivered_ + window_, nof_blocks_);
+    return window_end > 0 && next_prep_ < frames_of(window_end - 1).second + nof_threads_;
+  }
+
+  void work() noexcept
+  {
+    transport::name_this_thread("whd-tx");
+    try {
+      block_tools tools;
+      std::unique_lock lk(m_);
+      while (!stop_) {
+        if (should_prepare()) {
+          const uint64_t f = next_prep_++;
+          held_bytes_ += layout_.prep_bytes[static_cast<std::size_t>(f)];
+          lk.unlock();
+          auto frame = std::make_shared<const prepared_frame>(prepare_frame(cfg_, plan_, layout_, f));
+          lk.lock();
+          ready_[static_cast<std::size_t>(f)] = std::move(frame);
+          work_cv_.notify_all();
+          continue;
+        }
+        if (next_block_ < nof_blocks_ && next_block_ < delivered_ + window_) {
+          const auto [lo, hi] = frames_of(next_block_);
+          const auto first = ready_.begin() + static_cast<std::ptrdiff_t>(lo);
+          const auto last = ready_.begin() + static_cast<std::ptrdiff_t>(hi);
+          if (std::all_of(first, last, [](const auto& f) { return f != nullptr; })) {
+            const uint64_t k = next_block_++;
+            const std::vector<std::shared_ptr<const prepared_frame>> frames(first, last);
+            lk.unlock();
+            make_block(k, lo, frames, tools);
+            lk.lock();
+            ring_done_[static_cast<std::size_t>(k % window_)] = 1;
+            done_cv_.notify_all();
+            continue;
+          }
+        }
+        work_cv_.wait(lk);
       }
-      coded_ = fec::encode_frame(geo, info_);
+    } catch (...) {
+      {
+        const std::lock_guard lk(m_);
+        if (!error_) {
+          error_ = std::current_exception();
+        }
+        stop_ = true;
+      }
+      work_cv_.notify_all();
+      done_cv_.notify_all();
     }
   }
 
-  void end_frame()
+  void make_block(uint64_t k, uint64_t first_frame, std::span<const std::shared_ptr<const prepared_frame>> frames,
+                  block_tools& tools)
   {
-    in_frame_ = false;
-    silence_left_ = next_frame_ < cfg_.nof_frames ? cfg_.gap_samples : cfg_.tail_samples.value_or(cfg_.gap_samples);
+    const uint64_t a = k * block_;
+    const auto n = static_cast<std::size_t>(std::min<uint64_t>(block_, plan_.nof_samples - a));
+    const uint64_t from = a >= history_ ? a - history_ : 0;
+    const auto zeros = static_cast<std::size_t>(history_ - (a - from)); // before sample 0
+    tools.clean.assign(n + history_, cf32{});
+    make_clean(layout_, first_frame, frames, from, std::span<cf32>(tools.clean).subspan(zeros), tools);
+    auto& out = ring_[static_cast<std::size_t>(k % window_)];
+    out.resize(n);
+    chain_.apply(a, tools.clean, out);
   }
 
-  void draw_payload()
+  /// Hands the blocks, the frame records and the truth to the sink in order.
+  void feed(capture_sink& sink)
   {
-    payload_.next(bytes_);
-    if (truth_wanted_) {
-      sink_.truth(bytes_);
+    std::size_t next_listed = 0;
+    for (uint64_t k = 0; k < nof_blocks_; ++k) {
+      const auto slot = static_cast<std::size_t>(k % window_);
+      {
+        std::unique_lock lk(m_);
+        done_cv_.wait(lk, [&] { return ring_done_[slot] != 0 || error_ != nullptr; });
+        if (error_) {
+          return;
+        }
+      }
+      const uint64_t end = std::min<uint64_t>((k + 1) * block_, plan_.nof_samples);
+      for (; next_listed < plan_.frames.size() && plan_.frames[next_listed].start < end; ++next_listed) {
+        const frame_record& rec = plan_.frames[next_listed];
+        sink.frame(rec);
+        if (rec.header_ok) {
+          std::shared_ptr<const prepared_frame> f;
+          {
+            const std::lock_guard lk(m_);
+            f = ready_[next_listed]; // block k needed it: made, and kept until after block k
+          }
+          sink.truth(f->truth());
+        }
+      }
+      sink.samples(k * block_, ring_[slot]);
+      {
+        const std::lock_guard lk(m_);
+        ring_done_[slot] = 0;
+        delivered_ = k + 1;
+        for (; evicted_ < next_prep_ && last_block_of(evicted_) <= k; ++evicted_) {
+          held_bytes_ -= layout_.prep_bytes[static_cast<std::size_t>(evicted_)];
+          ready_[static_cast<std::size_t>(evicted_)].reset();
+        }
+      }
+      work_cv_.notify_all();
     }
-  }
-
-  void build_symbol()
-  {
-    if (m_ >= p::FIRST_DATA_SYMBOL && spec_.mcs != p::NO_MCS) {
-      const auto at = static_cast<std::size_t>(m_ - p::FIRST_DATA_SYMBOL) * bytes_.size();
-      std::copy_n(coded_.begin() + static_cast<std::ptrdiff_t>(at), bytes_.size(), bytes_.begin());
-    } else if (m_ >= p::FIRST_DATA_SYMBOL) {
-      draw_payload();
-    }
-    modulator_.frame_symbol(spec_, m_, bytes_, symbol_);
-    ++m_;
-    sym_off_ = 0;
   }
 
   const capture_config& cfg_;
   const capture_plan& plan_;
-  capture_sink& sink_;
-  payload_source payload_;
-  modulator modulator_;
-  uint64_t silence_left_;
-  uint64_t next_frame_ = 0;
-  uint64_t frame_index_ = 0;
-  bool in_frame_ = false;
-  bool truth_wanted_ = false;
-  frame_spec spec_;
-  long long m_ = 0;
-  std::array<cf32, p::SYMBOL_LEN> symbol_{};
-  std::size_t sym_off_ = 0;
-  std::vector<uint8_t> bytes_;
-  std::vector<uint8_t> info_;  ///< a coded frame's information bytes
-  std::vector<uint8_t> coded_; ///< a coded frame's channel bytes, Nd x bytes per symbol
+  const capture_layout layout_;
+  const impairment_chain chain_;
+  const std::size_t history_; ///< the channel's memory: taps - 1 samples
+  const uint64_t block_;
+  const uint64_t nof_blocks_;
+  unsigned nof_threads_ = 1;
+  std::size_t window_ = 1; ///< blocks made ahead of the sink, at most
+
+  std::mutex m_; ///< guards what follows, but for the blocks' samples while made or fed
+  std::condition_variable work_cv_; ///< workers: a frame prepared, a block fed, stop
+  std::condition_variable done_cv_; ///< the feeder: a block made, an error
+  std::vector<std::shared_ptr<const prepared_frame>> ready_; ///< prepared frames not yet dropped
+  uint64_t next_prep_ = 0;   ///< the next frame to prepare
+  uint64_t next_block_ = 0;  ///< the next block to make
+  uint64_t delivered_ = 0;   ///< blocks the sink has had
+  uint64_t evicted_ = 0;     ///< frames dropped (all before it)
+  uint64_t held_bytes_ = 0;  ///< prep_bytes of frames prepared (or being prepared) and not dropped
+  std::vector<std::vector<cf32>> ring_; ///< block k in ring_[k % window_]
+  std::vector<char> ring_done_;
+  bool stop_ = false;
+  std::exception_ptr error_;
 };
 
 } // namespace
@@ -282,7 +466,7 @@ capture_plan plan_capture(const capture_config& cfg)
     r.nd = f.nd;
     r.mod = f.mod;
     r.mcs = f.mcs;
-    r.payload_bytes = f.mcs != p::NO_MCS ? fec::geometry(f.mcs, f.nd).info_bytes : frame_payload_bytes(f);
+    r.payload_bytes = payload_bytes_of(f);
     r.seq = f.seq;
     r.header_ok = !f.corrupt_header;
     all.push_back(r);
@@ -321,20 +505,8 @@ capture_plan plan_capture(const capture_config& cfg)
 capture_plan generate_capture(const capture_config& cfg, capture_sink& sink)
 {
   const capture_plan plan = plan_capture(cfg);
-  impairment_chain chain(cfg.impairments, plan.seeds);
-  clean_stream clean(cfg, plan, sink);
-  sink.begin(plan);
-  std::vector<cf32> block(std::min<uint64_t>(cfg.block_samples, std::max<uint64_t>(plan.nof_samples, 1)));
-  for (uint64_t pos = 0; pos < plan.nof_samples;) {
-    const auto n = static_cast<std::size_t>(std::min<uint64_t>(block.size(), plan.nof_samples - pos));
-    const std::span<cf32> part(block.data(), n);
-    clean.fill(part);
-    chain.run(pos, part);
-    sink.samples(pos, part);
-    pos += n;
-  }
-  clean.finish();
-  sink.end();
+  capture_engine engine(cfg, plan);
+  engine.run(sink);
   return plan;
 }
 

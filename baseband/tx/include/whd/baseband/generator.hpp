@@ -8,6 +8,13 @@
 /// Layout, in samples: lead, frame 0, gap, frame 1, gap, ..., frame F-1, tail; then
 /// the last `cut_samples` are dropped. Frame i's header carries seq = (first_seq + i)
 /// mod 256; its modulation and Nd cycle through the configured lists.
+///
+/// Frames are prepared (payload, coding) and blocks of samples made (symbols,
+/// channel, CFO, noise) on a pool of threads, a bounded window of them at a time,
+/// and handed to the sink in capture order. Every random draw comes from a stream
+/// of its own (frame i's payload from derive_stream_seed(seeds.payload, i), sample
+/// n's noise from derive_stream_seed(seeds.noise, n)), so a seed gives the same
+/// capture, byte for byte, with any number of threads.
 #pragma once
 
 #include <whd/baseband/impairments.hpp>
@@ -42,7 +49,12 @@ struct capture_config {
   uint64_t seed = 1;                     ///< master seed of every random stream (derive_seeds)
   uint8_t first_seq = 0;                 ///< seq of frame 0
   impairment_config impairments;         ///< channel, CFO, gain, phase, noise
-  std::size_t block_samples = 1u << 16;  ///< samples per block handed to the sink
+  /// Samples per block: the unit of work of a thread and what the sink is handed at
+  /// a time (the CFO's phasor starts again, in double precision, at each block).
+  std::size_t block_samples = 1u << 16;
+  /// Threads that prepare frames and make blocks (the sink is fed on the calling
+  /// thread); 0: all hardware threads. The output does not depend on it.
+  unsigned nof_threads = 0;
 };
 
 /// One transmitted frame, as the sidecar NAME.frames.json lists it.
@@ -84,7 +96,8 @@ public:
   virtual void begin(const capture_plan& plan) = 0;
   /// Samples [first, first + block.size()) on air (impaired, in signal units).
   virtual void samples(uint64_t first, std::span<const cf32> block) = 0;
-  /// A listed frame begins (called in transmit order, before its payload).
+  /// A listed frame begins (called in transmit order, before its payload, and before
+  /// the block holding its first sample).
   virtual void frame(const frame_record& rec) = 0;
   /// Payload bytes of the current frame when its header is intact, in order (the
   /// whole payload, also of a frame cut off at the end of the capture; a coded
@@ -94,7 +107,8 @@ public:
   virtual void end() = 0;
 };
 
-/// Generates the capture `cfg` into `sink`.
+/// Generates the capture `cfg` into `sink`, whose calls all come from the calling
+/// thread, in order.
 /// @throws std::invalid_argument on a bad configuration, std::runtime_error when the
 ///   payload file cannot be read; whatever the sink throws
 /// @return the plan it followed
