@@ -18,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -56,6 +57,7 @@ struct options {
   std::string first_seq = "0";
   double sample_rate_sps = wp::SAMPLE_RATE_SPS;
   std::string description;
+  std::string threads = "0";
   bool quiet = false;
   bool verbose = false;
 };
@@ -85,7 +87,9 @@ Impairments, applied in this order: multipath channel, carrier frequency offset
 capture. SNR is the mean signal power over the frames (after channel and gain)
 against the noise power over the whole band, as in ../shared/vectors/README.md;
 with --frames 0 the reference is the power frames would have. Every random draw
-is seeded from --seed; the derived seeds are logged.
+is seeded from --seed; the derived seeds are logged. Frames are made on --threads
+threads, each frame's payload and each sample's noise from a stream of its own,
+so the files do not depend on the number of threads.
 
 Integer outputs (ci16_le, ci8) are scaled so that the standard deviation of I
 (and of Q) over the frames, signal plus noise, sits at full scale / 7: nothing
@@ -208,6 +212,12 @@ std::optional<validated> validate(const options& o, std::string& problem)
     c.tail_samples = t;
   }
   count(o.cut, "--cut", c.cut_samples);
+  uint64_t threads = 0;
+  count(o.threads, "--threads", threads);
+  if (problem.empty() && threads > 4096) {
+    problem = "--threads must be 0..4096 (0: all hardware threads)";
+  }
+  c.nof_threads = static_cast<unsigned>(std::min<uint64_t>(threads, 4096));
   uint64_t first_seq = 0;
   count(o.first_seq, "--first-seq", first_seq);
   if (problem.empty() && first_seq > 255) {
@@ -301,6 +311,7 @@ std::optional<options> parse(int argc, char** argv, int& exit_code)
     ("first-seq", po::value(&o.first_seq)->value_name("N")->default_value("0"), "sequence number of the first frame, 0..255; then +1 per frame, wrapping at 256")
     ("sample-rate", po::value(&o.sample_rate_sps)->value_name("SPS")->default_value(wp::SAMPLE_RATE_SPS, "2.538e9"), "sample rate [samples/s]: recorded in the SigMF meta and used for --cfo-hz")
     ("description", po::value(&o.description)->value_name("TEXT"), "SigMF core:description (default: the generator's settings)")
+    ("threads", po::value(&o.threads)->value_name("N")->default_value("0"), "threads that make the frames (0: all hardware threads); the files are the same, byte for byte, for any N")
     ("quiet,q", po::bool_switch(&o.quiet), "only warnings and errors on standard error")
     ("verbose,v", po::bool_switch(&o.verbose), "more log detail (debug)");
   // clang-format on
@@ -392,8 +403,9 @@ void log_configuration(spdlog::logger& log, const bb::capture_config& c, const b
                        const bb::capture_plan& plan)
 {
   const auto& imp = c.impairments;
-  log.info("output {} ({}{}), sample rate {} S/s", out.base.string(), whd::to_string(out.type),
-           out.raw ? ", raw" : ", SigMF", out.sample_rate_sps);
+  log.info("output {} ({}{}), sample rate {} S/s, {} threads", out.base.string(), whd::to_string(out.type),
+           out.raw ? ", raw" : ", SigMF", out.sample_rate_sps,
+           c.nof_threads ? std::to_string(c.nof_threads) : "all " + std::to_string(std::thread::hardware_concurrency()));
   std::vector<std::string> mods;
   for (auto m : c.mods) {
     mods.emplace_back(wp::to_string(m));
