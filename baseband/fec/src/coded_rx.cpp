@@ -2,9 +2,14 @@
 #include <whd/fec/coded_tx.hpp>
 #include <whd/fec/reed_solomon.hpp>
 
+#include <whd/baseband/demap.hpp>
+
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <string>
 
 namespace whd::fec {
 
@@ -33,16 +38,126 @@ void demultiplex(const frame_geometry& g, uint64_t first, std::span<const T> sof
   }
 }
 
+/// The de-interleaving of a symbol of Ncbps soft values as a gather: entry e per + j
+/// is the order t of encoder e's j-th value of the symbol (deinterleaved_index's k =
+/// 8 j + e). Each encoder's values of a symbol are then written in one run.
+template <int NCBPS>
+constexpr std::array<uint16_t, NCBPS> GATHER = [] {
+  std::array<uint16_t, NCBPS> a{};
+  for (int t = 0; t < NCBPS; ++t) {
+    const int k = deinterleaved_index(t, NCBPS);
+    a[std::size_t((k % NOF_ENCODERS) * (NCBPS / NOF_ENCODERS) + k / NOF_ENCODERS)] = uint16_t(t);
+  }
+  return a;
+}();
+
+/// The whitening sequence as negation masks (-1 where PN is 1), long enough that a
+/// symbol's Ncbps values starting at any phase read it without wrapping.
+constexpr std::array<int8_t, profile::PN_PERIOD + profile::MAX_BITS_PER_SYMBOL> PN_MASK = [] {
+  std::array<int8_t, profile::PN_PERIOD + profile::MAX_BITS_PER_SYMBOL> a{};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = profile::PN[i % profile::PN_PERIOD] ? int8_t(-1) : int8_t(0);
+  }
+  return a;
+}();
+
+/// Symbol m's int8 soft values (`w`, order t, whitening still on) de-whitened in place
+/// and gathered into the encoders' streams: the same values where demultiplex puts them.
+template <int NCBPS>
+void dewhiten_and_gather(const frame_geometry& g, uint64_t m, int8_t* w, int8_t* streams)
+{
+  const int8_t* mask = PN_MASK.data() + (m * NCBPS) % profile::PN_PERIOD;
+  for (int t = 0; t < NCBPS; ++t) {
+    // (s ^ -1) - (-1) = -s, as an int8 (-128 stays -128, as int8_t(-s) gives).
+    w[t] = int8_t((w[t] ^ mask[t]) - mask[t]);
+  }
+  constexpr int PER = NCBPS / NOF_ENCODERS;
+  for (int e = 0; e < NOF_ENCODERS; ++e) {
+    int8_t* dst = streams + uint64_t(e) * g.ce + m * PER;
+    const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
+    for (int j = 0; j < PER; ++j) {
+      dst[j] = w[src[j]];
+    }
+  }
+}
+
+/// Symbol m's int8 soft values into the streams, by the gather where Ncbps has one.
+void put_symbol(const frame_geometry& g, uint64_t m, int8_t* w, std::span<int8_t> streams)
+{
+  constexpr int QPSK = profile::bits_per_symbol(profile::modulation::qpsk);
+  constexpr int QAM16 = profile::bits_per_symbol(profile::modulation::qam16);
+  if (g.ncbps == QAM16) {
+    dewhiten_and_gather<QAM16>(g, m, w, streams.data());
+  } else if (g.ncbps == QPSK) {
+    dewhiten_and_gather<QPSK>(g, m, w, streams.data());
+  } else {
+    demultiplex(g, m, std::span<const int8_t>(w, std::size_t(g.ncbps)), streams);
+  }
+}
+
+void check_sizes(const frame_geometry& g, uint64_t first, std::size_t nof_soft, std::size_t nof_streams, const char* what)
+{
+  const auto n = uint64_t(g.ncbps);
+  const uint64_t count = nof_soft / n;
+  if (g.ncbps <= 0 || g.ncbps > profile::MAX_BITS_PER_SYMBOL || nof_soft != count * n || first + count > g.nd ||
+      nof_streams != NOF_ENCODERS * g.ce) {
+    throw std::invalid_argument(std::string(what) + ": sizes do not match the frame");
+  }
+}
+
 } // namespace
 
 void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const int8_t> soft, std::span<int8_t> streams)
 {
-  demultiplex(g, first, soft, streams);
+  check_sizes(g, first, soft.size(), streams.size(), "demultiplex_symbols");
+  const auto n = std::size_t(g.ncbps);
+  std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> w{};
+  for (std::size_t i = 0; i < soft.size() / n; ++i) {
+    std::copy_n(soft.data() + i * n, n, w.begin());
+    put_symbol(g, first + i, w.data(), streams);
+  }
 }
 
 void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const float> soft, std::span<float> streams)
 {
   demultiplex(g, first, soft, streams);
+}
+
+void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out)
+{
+  if (out.size() != llr.size()) {
+    throw std::invalid_argument("llrs_to_int8: as many int8 values as LLRs");
+  }
+  std::size_t i = 0;
+  // SSE2 (every x86-64): the product as llr_to_int8 takes it, NaN to 0, saturated to
+  // +-127, then converted under the default rounding (to nearest, ties to even), as
+  // llr_to_int8's 1.5 x 2^23 rounds.
+  const __m128 sc = _mm_set1_ps(scale), hi = _mm_set1_ps(127.0f), lo = _mm_set1_ps(-127.0f);
+  const auto four = [&](const float* p) {
+    const __m128 v = _mm_mul_ps(_mm_loadu_ps(p), sc);
+    // minps gives its second operand where either is NaN: 127, masked to 0 after.
+    const __m128 c = _mm_and_ps(_mm_max_ps(_mm_min_ps(v, hi), lo), _mm_cmpord_ps(v, v));
+    return _mm_cvtps_epi32(c);
+  };
+  for (; i + 16 <= llr.size(); i += 16) {
+    const float* p = llr.data() + i;
+    const __m128i a = _mm_packs_epi32(four(p), four(p + 4)), b = _mm_packs_epi32(four(p + 8), four(p + 12));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data() + i), _mm_packs_epi16(a, b));
+  }
+  for (; i < llr.size(); ++i) {
+    out[i] = baseband::llr_to_int8(llr[i], scale);
+  }
+}
+
+void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale, std::span<int8_t> streams)
+{
+  check_sizes(g, m, llr.size(), streams.size(), "demultiplex_llrs");
+  if (llr.size() != std::size_t(g.ncbps)) {
+    throw std::invalid_argument("demultiplex_llrs: one data symbol's Ncbps LLRs");
+  }
+  std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> w;
+  llrs_to_int8(llr, scale, std::span<int8_t>(w.data(), llr.size()));
+  put_symbol(g, m, w.data(), streams);
 }
 
 std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const float> c)

@@ -30,6 +30,15 @@ void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<cons
 /// The same for float soft values (references and benchmarks).
 void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const float> soft, std::span<float> streams);
 
+/// LLRs as the FEC takes them: out[i] = baseband::llr_to_int8(llr[i], scale), the same
+/// values, vectorised. `out` holds llr.size() values.
+void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out);
+
+/// Data symbol m of a frame from its demapper's float LLRs (Ncbps of them, order t):
+/// each as llrs_to_int8 makes it, then as demultiplex_symbols places it; one pass.
+void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale,
+                      std::span<int8_t> streams);
+
 /// Encoder stream `c` (Ce float soft values) depunctured whole: 3 nin values.
 std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const float> c);
 
