@@ -13,6 +13,7 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <thread>
@@ -62,7 +63,6 @@ struct cpu_worker {
   fft_worker fft;
   std::vector<cf32> samples;
   std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
-  std::array<int8_t, p::MAX_BITS_PER_SYMBOL> coded{}; ///< them as the FEC decoder takes them
 };
 
 /// A coded frame being decoded (profile 2): its soft values gathered, demultiplexed,
@@ -70,8 +70,28 @@ struct cpu_worker {
 /// bytes once the last symbol is in.
 struct coded_frame {
   fec::frame_geometry g;
-  std::vector<int8_t> streams; ///< 8 Ce soft values (fec::demultiplex_symbols)
-  std::vector<uint8_t> info;   ///< L bytes
+  std::span<int8_t> streams; ///< 8 Ce soft values (fec::demultiplex_llrs) in `storage`
+  std::vector<uint8_t> info; ///< L bytes
+
+  /// Sets the frame up for `geometry`, keeping the storage when it is large enough.
+  /// The streams are left as they are: the frame's symbols write every one of them
+  /// (Nd Ncbps values, 8 Ce), and the FEC runs only once its last symbol is in.
+  void reset(const fec::frame_geometry& geometry)
+  {
+    g = geometry;
+    const uint64_t n = fec::NOF_ENCODERS * g.ce;
+    if (n > capacity_) {
+      storage_.reset(); // before the new one: a long frame's streams are large
+      storage_ = std::make_unique_for_overwrite<int8_t[]>(n);
+      capacity_ = n;
+    }
+    streams = std::span<int8_t>(storage_.get(), n);
+    info.resize(g.info_bytes);
+  }
+
+private:
+  std::unique_ptr<int8_t[]> storage_;
+  uint64_t capacity_ = 0;
 };
 
 /// A region of the capture searched and located: what its walk reads, and what the
@@ -322,10 +342,16 @@ private:
         }
         const bool coded = info.mcs != p::NO_MCS;
         if (done == 0 && coded && !info.truncated) {
-          auto cf = std::make_unique<coded_frame>();
-          cf->g = fec::geometry(info.mcs, info.nd);
-          cf->streams.assign(fec::NOF_ENCODERS * cf->g.ce, 0);
-          cf->info.resize(cf->g.info_bytes);
+          // A finished frame's buffers, when there is one: no allocation, no page
+          // faults, and no zeroing of streams on this (the pool's feeding) thread.
+          std::unique_ptr<coded_frame> cf;
+          if (spare_.empty()) {
+            cf = std::make_unique<coded_frame>();
+          } else {
+            cf = std::move(spare_.back());
+            spare_.pop_back();
+          }
+          cf->reset(fec::geometry(info.mcs, info.nd));
           coded_[k] = std::move(cf);
         }
         any_coded = any_coded || coded;
@@ -367,7 +393,10 @@ private:
       }
       for (const piece& pc : pieces_) {
         note_bad_symbols(res.frames[index[pc.frame]], pc);
-        if (ends_frame(frames, pc)) {
+        if (ends_frame(frames, pc) && coded_[pc.frame] != nullptr) {
+          if (spare_.size() < MAX_SPARE) {
+            spare_.push_back(std::move(coded_[pc.frame]));
+          }
           coded_[pc.frame].reset();
         }
       }
@@ -502,10 +531,7 @@ private:
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
       }
       if (cf != nullptr) {
-        for (std::size_t b = 0; b < nbits; ++b) {
-          w.coded[b] = llr_to_int8(llr[b], fec::LLR_SCALE);
-        }
-        fec::demultiplex_symbols(cf->g, pc.first + i, std::span<const int8_t>(w.coded.data(), nbits), cf->streams);
+        fec::demultiplex_llrs(cf->g, pc.first + i, std::span<const float>(llr, nbits), fec::LLR_SCALE, cf->streams);
       }
     }
   }
@@ -541,6 +567,9 @@ private:
   std::vector<uint8_t> bytes_;
   std::vector<uint8_t> out_; ///< a round's payload where it holds coded frames
   std::vector<std::unique_ptr<coded_frame>> coded_; ///< per frame of decode_frames: its FEC state
+  /// Finished coded frames, their buffers reused by the next ones (at most MAX_SPARE).
+  std::vector<std::unique_ptr<coded_frame>> spare_;
+  static constexpr std::size_t MAX_SPARE = 64;
   fec::coded_decoder fec_;
   std::vector<fec::coded_job> jobs_;
   std::vector<std::size_t> jobs_frame_;
