@@ -114,6 +114,33 @@ TEST(demultiplex, llrs_go_where_their_int8_values_go)
   }
 }
 
+TEST(demultiplex, a_tile_depunctured_is_its_run_of_the_whole_stream_depunctured)
+{
+  std::mt19937 rng(37);
+  std::printf("seed 37\n");
+  for (int mcs : MCS_LIST) {
+    for (uint32_t nd : {1u, 3u, 40u}) {
+      const frame_geometry g = geometry(mcs, nd);
+      std::vector<int8_t> c(g.ce);
+      std::vector<float> cf(g.ce);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        c[i] = int8_t(int(rng() % 255) - 127);
+        cf[i] = float(c[i]);
+      }
+      const std::vector<float> whole = depuncture_stream(g, cf);
+      std::vector<int8_t> out(3 * MAX_TILE_STEPS);
+      for (uint64_t k = 0; k < nof_tiles(g.nin); ++k) {
+        std::fill(out.begin(), out.end(), int8_t(99)); // every value of the run is written
+        depuncture_tile(g, c, k, out.data());
+        const tile_span t = tile_of(g.nin, k);
+        for (uint64_t i = 0; i < 3 * (t.run_end - t.run_first); ++i) {
+          ASSERT_EQ(float(out[i]), whole[3 * t.run_first + i]) << "MCS " << mcs << " Nd " << nd << " tile " << k << " value " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(demultiplex, sizes_that_do_not_match_the_frame_are_refused)
 {
   const frame_geometry g = geometry(2, 4);

@@ -193,13 +193,38 @@ void depuncture_tile(const frame_geometry& g, std::span<const int8_t> c, uint64_
   std::fill(out, out + 3 * (t.run_end - t.run_first), int8_t(0));
   const auto pin = uint64_t(p.pin), pout = uint64_t(p.pout);
   // The periods the run touches; steps of a period outside the run are skipped.
-  for (uint64_t per = t.run_first / pin; per * pin < t.run_end; ++per) {
+  const auto edge = [&](uint64_t per) {
     for (uint64_t i = 0; i < pout; ++i) {
       const uint64_t n = per * pin + p.input[i];
       if (n >= t.run_first && n < t.run_end) {
         out[3 * (n - t.run_first) + p.which[i]] = c[per * pout + i];
       }
     }
+  };
+  const uint64_t lo = t.run_first / pin, inner_lo = (t.run_first + pin - 1) / pin, inner_hi = t.run_end / pin;
+  if (inner_lo >= inner_hi) {
+    for (uint64_t per = lo; per * pin < t.run_end; ++per) {
+      edge(per);
+    }
+    return;
+  }
+  if (lo < inner_lo) {
+    edge(lo);
+  }
+  // Periods wholly inside the run: no bounds to check, each output to its offset.
+  std::array<uint8_t, 7> at{};
+  for (uint64_t i = 0; i < pout; ++i) {
+    at[i] = uint8_t(3 * p.input[i] + p.which[i]);
+  }
+  int8_t* o = out + 3 * (inner_lo * pin - t.run_first);
+  const int8_t* in = c.data() + inner_lo * pout;
+  for (uint64_t per = inner_lo; per < inner_hi; ++per, o += 3 * pin, in += pout) {
+    for (uint64_t i = 0; i < pout; ++i) {
+      o[at[i]] = in[i];
+    }
+  }
+  if (inner_hi * pin < t.run_end) {
+    edge(inner_hi);
   }
 }
 

@@ -102,26 +102,92 @@ struct batch_plan {
   uint64_t steps = 0;
 };
 
+/// A 16 x 16 byte matrix transposed in registers (SSE2): row i in r[i] becomes
+/// column i. Four rounds of unpacks, each doubling the width of what moves together.
+inline void transpose_16x16(__m128i (&r)[16])
+{
+  __m128i a[16], b[16];
+  for (int k = 0; k < 8; ++k) { // a[k]: rows 2k, 2k+1 of columns 0..7; a[8+k]: of 8..15
+    a[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
+    a[8 + k] = _mm_unpackhi_epi8(r[2 * k], r[2 * k + 1]);
+  }
+  for (int h = 0; h < 16; h += 8) { // b[h + 4q + k]: rows 4k .. 4k+3 of columns h + 4q .. +3
+    for (int k = 0; k < 4; ++k) {
+      b[h + k] = _mm_unpacklo_epi16(a[h + 2 * k], a[h + 2 * k + 1]);
+      b[h + 4 + k] = _mm_unpackhi_epi16(a[h + 2 * k], a[h + 2 * k + 1]);
+    }
+  }
+  for (int g = 0; g < 16; g += 4) { // a[g + 2p + k]: rows 8k .. 8k+7 of columns g + 2p, +1
+    for (int k = 0; k < 2; ++k) {
+      a[g + k] = _mm_unpacklo_epi32(b[g + 2 * k], b[g + 2 * k + 1]);
+      a[g + 2 + k] = _mm_unpackhi_epi32(b[g + 2 * k], b[g + 2 * k + 1]);
+    }
+  }
+  for (int c = 0; c < 16; c += 2) { // columns c and c + 1, rows 0 .. 15
+    r[c] = _mm_unpacklo_epi64(a[c], a[c + 1]);
+    r[c + 1] = _mm_unpackhi_epi64(a[c], a[c + 1]);
+  }
+}
+
+/// The soft values of 16 lanes [l0, l0 + 16) of a batch into x.soft (rows of LANES
+/// int16), 16 rows (soft values of the batch, 3 a step) at a time: lane l's value r
+/// is its run's value r - 3 offset[l], 0 outside the run (and for lanes past count).
+template <int LANES>
+__attribute__((target("avx2"))) void transpose_lanes(const tile_job* jobs, int count, const batch_plan<LANES>& p, int l0,
+                                                     uint64_t nof_rows, int16_t* soft)
+{
+  std::array<const int8_t*, 16> src{};
+  std::array<uint64_t, 16> first{}, end{}; // the lane's run as batch rows [first, end)
+  for (int i = 0; i < 16; ++i) {
+    const int l = l0 + i;
+    if (l < count) {
+      const tile_span& t = p.t[std::size_t(l)];
+      first[std::size_t(i)] = 3 * p.offset[std::size_t(l)];
+      end[std::size_t(i)] = 3 * p.steps;
+      src[std::size_t(i)] = jobs[l].soft + 3 * t.run_first;
+    }
+  }
+  for (uint64_t r0 = 0; r0 < nof_rows; r0 += 16) {
+    __m128i m[16];
+    for (std::size_t i = 0; i < 16; ++i) {
+      if (src[i] != nullptr && r0 >= first[i] && r0 + 16 <= end[i]) {
+        m[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[i] + (r0 - first[i])));
+      } else {
+        alignas(16) int8_t part[16] = {};
+        for (uint64_t r = r0; r < r0 + 16 && src[i] != nullptr; ++r) {
+          if (r >= first[i] && r < end[i]) {
+            part[r - r0] = src[i][r - first[i]];
+          }
+        }
+        m[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(part));
+      }
+    }
+    transpose_16x16(m);
+    for (std::size_t c = 0; c < 16; ++c) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(soft + (r0 + c) * LANES + l0), _mm256_cvtepi8_epi16(m[c]));
+    }
+  }
+}
+
 /// The plan of jobs[0, count), and their soft values transposed into x.soft.
 template <int LANES>
 batch_plan<LANES> plan_batch(const tile_job* jobs, int count, batch_scratch& x)
 {
+  static_assert(LANES % 16 == 0, "lanes are transposed 16 at a time");
   batch_plan<LANES> p;
   for (int l = 0; l < count; ++l) {
     p.t[std::size_t(l)] = tile_of(jobs[l].nin, jobs[l].tile);
     p.steps = std::max(p.steps, p.t[std::size_t(l)].run_end - p.t[std::size_t(l)].run_first);
   }
-  x.soft.assign(p.steps * 3 * LANES, 0);
   for (int l = 0; l < count; ++l) {
     const tile_span& s = p.t[std::size_t(l)];
     p.offset[std::size_t(l)] = p.steps - (s.run_end - s.run_first);
-    const int8_t* src = jobs[l].soft + 3 * s.run_first;
-    int16_t* dst = x.soft.data() + p.offset[std::size_t(l)] * 3 * LANES + l;
-    for (uint64_t n = 0; n < s.run_end - s.run_first; ++n) {
-      dst[(3 * n + 0) * LANES] = src[3 * n + 0];
-      dst[(3 * n + 1) * LANES] = src[3 * n + 1];
-      dst[(3 * n + 2) * LANES] = src[3 * n + 2];
-    }
+  }
+  // Whole blocks of 16 rows; the rows past 3 steps are written and never read.
+  const uint64_t nof_rows = (3 * p.steps + 15) / 16 * 16;
+  x.soft.resize(nof_rows * LANES);
+  for (int l0 = 0; l0 < LANES; l0 += 16) {
+    transpose_lanes<LANES>(jobs, count, p, l0, nof_rows, x.soft.data());
   }
   for (int l = 0; l < LANES; ++l) {
     p.order[std::size_t(l)] = l;
