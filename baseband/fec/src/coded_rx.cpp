@@ -237,7 +237,7 @@ struct tile_ref {
   uint64_t tile;
 };
 
-constexpr std::size_t GROUP = 16; // tiles one work item decodes (AVX2 lanes)
+constexpr std::size_t GROUP = 32; // tiles one work item decodes (AVX-512 lanes; two AVX2 batches)
 
 } // namespace
 

@@ -84,8 +84,8 @@ void decode_tile_reference(const tile_job& job);
 /// 32 in AVX-512's. Every way gives decode_tile_reference's bits.
 enum class viterbi_isa { reference, avx2, avx512 };
 
-/// The way decode_tiles takes: AVX2 where present (it measured faster than the 32-lane
-/// AVX-512 decoder), else AVX-512, else the reference.
+/// The way decode_tiles takes: AVX-512 where present (it measured faster than the
+/// 16-lane AVX2 decoder), else AVX2, else the reference.
 viterbi_isa best_viterbi_isa() noexcept;
 bool viterbi_isa_available(viterbi_isa isa) noexcept;
 constexpr const char* to_string(viterbi_isa isa)
