@@ -2,12 +2,15 @@
 // both modulations x three datatypes (real files, so the quantisation is real) x
 // CFO up to +-2 MHz x 1, 4 and 16 taps at SNR 30 dB, with batches of a few
 // symbols so that frames cross batch boundaries and a frame is longer than a
-// batch; on one GPU and, where two are present, on two. Report fields and payload
-// bits must be equal: any differing bit would be a bug unless it came from a
-// decision tie, and the count of differing bits is asserted to be zero.
+// batch; on one GPU and, where two are present, on two. Report fields must be
+// equal, and so must payload bits, but for a bit whose equalised value lies within
+// float rounding of its decision threshold (a near-tie, told by the CPU's own soft
+// value): the two backends' FFTs and equalisers round differently. Of 625 000 bits a
+// grid, near-ties are rare (one seen in a grid); any other differing bit fails.
 #include <whd/baseband/generator.hpp>
 #include <whd/baseband/generator_files.hpp>
 #include <whd/baseband/gpu_receiver.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 
@@ -16,8 +19,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
+#include <cstring>
 #include <iostream>
 #include <tuple>
 
@@ -38,6 +44,43 @@ uint64_t differing_bits(const std::vector<uint8_t>& a, const std::vector<uint8_t
     n += uint64_t(std::popcount(unsigned(a[i] ^ b[i])));
   }
   return n + 8 * (std::max(a.size(), b.size()) - std::min(a.size(), b.size()));
+}
+
+/// Differing payload bits (sizes equal) split into near-ties and the rest. A near-tie is a
+/// bit whose soft value on the CPU (`llr`: f32 LLRs, one per payload bit, MSB first) is
+/// under 1e-3 of the median |LLR|: its equalised value lies within the backends' float
+/// rounding (their FFTs and equalisers differ) of the decision threshold, so either
+/// decision is right. Any other difference is a fault.
+struct bit_differences {
+  uint64_t ties = 0;
+  uint64_t beyond_ties = 0;
+};
+
+bit_differences classify_differences(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const std::vector<uint8_t>& llr)
+{
+  bit_differences d;
+  const std::size_t nbits = 8 * a.size();
+  if (a.size() != b.size() || llr.size() != 4 * nbits) {
+    d.beyond_ties = differing_bits(a, b) + 1;
+    return d;
+  }
+  std::vector<float> mag(nbits);
+  std::memcpy(mag.data(), llr.data(), llr.size());
+  for (float& v : mag) {
+    v = std::fabs(v);
+  }
+  std::vector<float> sorted = mag;
+  std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(nbits / 2), sorted.end());
+  const float tie = 1e-3f * sorted[nbits / 2];
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const unsigned x = unsigned(a[i] ^ b[i]);
+    for (unsigned j = 0; j < 8; ++j) {
+      if ((x & (0x80u >> j)) != 0) {
+        ++(mag[8 * i + j] < tie ? d.ties : d.beyond_ties);
+      }
+    }
+  }
+  return d;
 }
 
 void expect_equal_reports(const bb::receive_result& g, const bb::receive_result& c, const std::string& what)
@@ -69,7 +112,7 @@ TEST_P(gpu_loopback_grid, bits_and_report_equal_the_cpu_backend)
   const uint64_t seed0 = 20'000 + 1000 * uint64_t(mod) + 100 * uint64_t(type);
   std::cout << tag << ": capture seeds " << seed0 << " .. " << seed0 + CFOS_Hz.size() * TAPS.size() - 1 << "\n";
   const int gpus = whd::cuda::device_count();
-  uint64_t idx = 0, compared_bits = 0, differing = 0;
+  uint64_t idx = 0, compared_bits = 0, differing = 0, ties = 0;
   for (double cfo : CFOS_Hz) {
     for (int taps : TAPS) {
       bb::capture_config cfg;
@@ -92,7 +135,10 @@ TEST_P(gpu_loopback_grid, bits_and_report_equal_the_cpu_backend)
                                std::to_string(taps) + " taps";
       tr::capture_reader reader(tr::open_capture(written.meta_path));
       bb::rx_config rc;
-      const auto ref = whd::test::run_receiver(*bb::make_cpu_receiver(rc), reader);
+      bb::rx_config rc_soft = rc; // the reference's soft values tell near-ties
+      bb::memory_sink llr;
+      rc_soft.llr = {&llr, bb::llr_format::f32, 1.0f};
+      const auto ref = whd::test::run_receiver(*bb::make_cpu_receiver(rc_soft), reader);
       ASSERT_FALSE(ref.result.frames.empty()) << what;
       for (int n = 1; n <= std::min(gpus, 2); ++n) {
         bb::gpu_config g;
@@ -103,15 +149,17 @@ TEST_P(gpu_loopback_grid, bits_and_report_equal_the_cpu_backend)
         const auto got = whd::test::run_receiver(*bb::make_gpu_receiver(rc, g), reader);
         const std::string on = what + " on " + std::to_string(n) + " GPU(s)";
         expect_equal_reports(got.result, ref.result, on);
-        const uint64_t d = differing_bits(got.payload, ref.payload);
-        EXPECT_EQ(d, 0u) << on;
-        differing += d;
+        const auto d = classify_differences(got.payload, ref.payload, llr.bytes());
+        EXPECT_EQ(d.beyond_ties, 0u) << on;
+        EXPECT_LE(d.ties, 2u) << on; // rare: more would mean the backends' arithmetic drifted apart
+        differing += d.ties + d.beyond_ties;
+        ties += d.ties;
         compared_bits += 8 * ref.payload.size();
       }
       ++idx;
     }
   }
-  std::cout << tag << ": " << differing << " differing bits in " << compared_bits << " compared\n";
+  std::cout << tag << ": " << differing << " differing bits in " << compared_bits << " compared, " << ties << " of them near-ties\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(mod_x_datatype, gpu_loopback_grid, whd::test::mod_x_datatype_values(), whd::test::mod_x_datatype_name);
