@@ -4,6 +4,8 @@
 /// the project's receive chain: exact timing, no channel estimate.
 #pragma once
 
+#include "file_bytes.hpp"
+
 #include <whd/baseband/profile.hpp>
 #include <whd/transport/capture.hpp>
 #include <whd/transport/sample_types.hpp>
@@ -132,14 +134,7 @@ inline std::vector<cf32> read_samples(const std::filesystem::path& path)
   return out;
 }
 
-inline std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path)
-{
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    throw std::runtime_error("cannot open " + path.string());
-  }
-  return {std::istreambuf_iterator<char>(f), {}};
-}
+inline std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path) { return whd::test::file_bytes(path); }
 
 /// One entry of a NAME.frames.json sidecar.
 struct listed_frame {
