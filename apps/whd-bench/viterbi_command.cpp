@@ -17,9 +17,10 @@ int run_viterbi(const std::vector<std::string>& args, const std::string& command
   std::string json, markdown;
   po::options_description desc(
       "whd-bench viterbi [options]\n\n"
-      "The CPU soft Viterbi of coded frames (K=7, tiles as viterbi.hpp defines them, AVX2 where\n"
-      "present) against libfec's viterbi27 on one thread, rate 1/2 (and ours at 1/3), in decoded\n"
-      "bits per second, on the same noisy streams; medians over repeated runs.\n\nOptions");
+      "The CPU soft Viterbi of coded frames (K=7, tiles as viterbi.hpp defines them; each of its\n"
+      "vector forms the host has, AVX-512 and AVX2) against libfec's viterbi27 on one thread,\n"
+      "rate 1/2 (and ours at 1/3), in decoded bits per second, on the same noisy streams;\n"
+      "medians over repeated runs.\n\nOptions");
   desc.add_options()("help,h", "show this help")
     ("bits", po::value(&c.stream_bits)->default_value(c.stream_bits), "trellis steps per stream")
     ("streams", po::value(&c.streams)->default_value(c.streams), "streams per timed run")
