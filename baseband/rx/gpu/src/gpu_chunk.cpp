@@ -196,7 +196,8 @@ std::size_t slot_ring::next_of(int g) const noexcept
 }
 
 namespace {
-std::string gpus_after_first(const gpu_config& g, int from, int to)
+/// "GPU d" or "GPUs d..e": the ring's GPUs [from, to), by device ordinal.
+std::string gpu_range(const gpu_config& g, int from, int to)
 {
   return to - from == 1 ? "GPU " + std::to_string(g.device + from)
                         : "GPUs " + std::to_string(g.device + from) + ".." + std::to_string(g.device + to - 1);
@@ -215,7 +216,7 @@ void slot_ring::consider_start(std::unique_lock<std::mutex>& lk)
   if (start_asked_ || started_ >= nof_gpus_ || gcfg_.start != gpu_start::when_behind) {
     return;
   }
-  const std::string which = gpus_after_first(gcfg_, started_, nof_gpus_);
+  const std::string which = gpu_range(gcfg_, started_, nof_gpus_);
   if (gcfg_.start_after_chunks != 0) {
     if (acquired_ < gcfg_.start_after_chunks) {
       return;
@@ -240,7 +241,7 @@ void slot_ring::consider_start(std::unique_lock<std::mutex>& lk)
   start_asked_ = true;
   notes_.push_back(which + " started after chunk " + std::to_string(acquired_) + " of " + std::to_string(nof_chunks_) +
                    ": the reader had waited " + seconds_text(behind_seconds_) + " for chunks still on " +
-                   gpus_after_first(gcfg_, 0, started_) + ", about " + seconds_text(projected) +
+                   gpu_range(gcfg_, 0, started_) + ", about " + seconds_text(projected) +
                    " more at that rate, over the " + seconds_text(gcfg_.start_cost_seconds) + " a start costs");
   starter_ = std::thread([this] {
     transport::name_this_thread("whd-gpu-start");
@@ -261,7 +262,7 @@ void slot_ring::start_further()
     // A coded frame whose chunks went to different GPUs gathers its soft values in
     // one GPU's memory, which the others then write: peer access is a must.
     if (!cuda::start_devices(devices)) {
-      failed = gpus_after_first(gcfg_, 0, to) + " cannot reach each other's memory (no peer access)";
+      failed = gpu_range(gcfg_, 0, to) + " cannot reach each other's memory (no peer access)";
     }
   } catch (const std::exception& e) {
     failed = e.what();
@@ -302,8 +303,8 @@ void slot_ring::start_further()
       }
     }
     (void)cudaGetLastError();
-    notes_.push_back(gpus_after_first(gcfg_, from, to) + " not started (" + failed + "): decoding on " +
-                     gpus_after_first(gcfg_, 0, from) + " alone");
+    notes_.push_back(gpu_range(gcfg_, from, to) + " not started (" + failed + "): decoding on " +
+                     gpu_range(gcfg_, 0, from) + " alone");
   }
   free_cv_.notify_all();
 }
@@ -389,7 +390,7 @@ std::vector<std::string> slot_ring::notes()
     }
     out.push_back(per + " (" + (gcfg_.spread == gpu_spread::when_busy ? "to the next GPU only while those before are busy" : "in turn") + ")");
     if (gcfg_.start == gpu_start::when_behind && !start_asked_ && started_ < nof_gpus_) {
-      out.push_back(gpus_after_first(gcfg_, started_, nof_gpus_) + " not started: " + gpus_after_first(gcfg_, 0, started_) +
+      out.push_back(gpu_range(gcfg_, started_, nof_gpus_) + " not started: " + gpu_range(gcfg_, 0, started_) +
                     " kept up (the reader waited " + seconds_text(behind_seconds_) + " for chunks still on it over " +
                     std::to_string(acquired_) + " chunks; starting another costs about " + seconds_text(gcfg_.start_cost_seconds) + ")");
     }
