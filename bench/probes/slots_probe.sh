@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Whether more chunks in flight (--streams) or larger chunks (--batch) shorten the whole
+# whd-rx process on coded and uncoded traffic: the x1 captures of `whd-bench traffic`
+# (long, long-mcs2, packets, packets-mcs12; ci8, 30 dB) COPIES times end to end in
+# /dev/shm, each decoded with every option set of SETS (';'-separated whd-rx options, ''
+# for the defaults), the sets taking turns, REPEATS runs each, payload to /dev/shm.
+# Usage (device `carry: ["dist"]`): bench/probes/slots_probe.sh dist [SCALE] [COPIES] [REPEATS] [SETS]
+# Prints a Markdown table: the median whole-process seconds per shape and set.
+set -uo pipefail
+dist=$(cd "${1:-dist}" && pwd)
+scale=${2:-0.25}
+copies=${3:-64}
+repeats=${4:-3}
+IFS=';' read -r -a sets <<<"${5:-;--streams 8;--streams 12}"
+export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+src=/dev/shm/whd-shapes
+"$dist/bin/whd-bench" traffic --shapes long,long-mcs2,packets,packets-mcs12 --types ci8 --backends gpu --repeats 1 \
+  --scale "$scale" --rx "$dist/bin/whd-rx" --dir "$src" >/dev/null 2>&1
+header="| shape |"
+rule="|---|"
+for o in "${sets[@]}"; do
+  header+=" ${o:-defaults} [s] |"
+  rule+="---:|"
+done
+echo "$header"
+echo "$rule"
+for shape in long long-mcs2 packets packets-mcs12; do
+  cap=/dev/shm/probe-$shape.ci8
+  rm -f "$cap"
+  for ((i = 0; i < copies; i++)); do cat "$src/$shape-s$scale-ci8.sigmf-data" >>"$cap"; done
+  declare -A t=()
+  for ((r = 0; r < repeats; r++)); do
+    for ((j = 0; j < ${#sets[@]}; j++)); do
+      k=$(((j + r) % ${#sets[@]}))
+      t0=$(date +%s.%N)
+      # shellcheck disable=SC2086 # the set is a list of options
+      "$dist/bin/whd-rx" "$cap" --backend gpu -q -o /dev/shm/probe-payload.bin --report /dev/null ${sets[$k]} || echo "failed: $shape ${sets[$k]}" >&2
+      t1=$(date +%s.%N)
+      t[$k]+="$(python3 -c "print($t1 - $t0)") "
+    done
+  done
+  row="| $shape |"
+  for ((j = 0; j < ${#sets[@]}; j++)); do
+    row+=" $(python3 -c "import sys; v = sorted(map(float, sys.argv[1:])); print(f'{v[len(v) // 2]:.3f}')" ${t[$j]}) |"
+  done
+  echo "$row"
+  unset t
+  rm -f "$cap" /dev/shm/probe-payload.bin
+done
