@@ -173,40 +173,6 @@ std::array<uint8_t, p::HEADER_BITS> decide_header(const cf32* y, const channel_e
   return h;
 }
 
-namespace {
-
-/// demap_symbol for one modulation: B bits a tone, 8 / B tones a byte.
-template <bool QAM16>
-void demap_symbol_of(const cf32* y, const channel_estimate& ch, cf32 derotation, uint8_t* out, float* llr)
-{
-  constexpr int B = QAM16 ? 4 : 2;
-  constexpr int PER_BYTE = 8 / B;
-  for (int d = 0; d < p::NOF_DATA; d += PER_BYTE) {
-    unsigned byte = 0;
-    for (int j = 0; j < PER_BYTE; ++j) {
-      const cf32 inv = ch.inv[std::size_t(p::DATA_USED[std::size_t(d + j)])];
-      const cf32 z = y[p::DATA_BIN[std::size_t(d + j)]] * inv * derotation;
-      byte = (byte << B) | (QAM16 ? demap_qam16(z.real(), z.imag()) : demap_qpsk(z.real(), z.imag()));
-      if (llr != nullptr) {
-        const float w = llr_weight(inv.real(), inv.imag(), ch.llr_inv_noise);
-        QAM16 ? llr_qam16(z.real(), z.imag(), w, llr + (d + j) * B) : llr_qpsk(z.real(), z.imag(), w, llr + (d + j) * B);
-      }
-    }
-    out[d / PER_BYTE] = uint8_t(byte);
-  }
-}
-
-} // namespace
-
-void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, p::modulation mod, uint8_t* out, float* llr)
-{
-  if (mod == p::modulation::qam16) {
-    demap_symbol_of<true>(y, ch, derotation, out, llr);
-  } else {
-    demap_symbol_of<false>(y, ch, derotation, out, llr);
-  }
-}
-
 uint16_t float_to_half(float f)
 {
   uint32_t u;

@@ -62,8 +62,9 @@ cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m);
 std::array<uint8_t, profile::HEADER_BITS> decide_header(const cf32* y, const channel_estimate& ch);
 
 /// Demap one data symbol's FFT (N bins) to its payload bytes (bytes_per_symbol(mod)),
-/// and, when `llr` is not null, to its bits' max-log LLRs (bits_per_symbol(mod)
-/// values, payload order; demap.hpp), from the same equalised points.
+/// when `out` is not null, and, when `llr` is not null, to its bits' max-log LLRs
+/// (bits_per_symbol(mod) values, payload order; demap.hpp), from the same equalised
+/// points (demap_symbol.cpp; a coded frame needs only the LLRs).
 void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, profile::modulation mod, uint8_t* out,
                   float* llr = nullptr);
 
