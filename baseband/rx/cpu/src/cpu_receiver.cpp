@@ -516,7 +516,6 @@ private:
     const auto nbits = std::size_t(p::bits_per_symbol(lf.info.mod));
     const std::size_t llr_bps = nbits * llr_value_bytes(cfg_.llr.format);
     float* llr = cfg_.llr.sink != nullptr || cf != nullptr ? w.llr.data() : nullptr;
-    std::array<uint8_t, p::MAX_BYTES_PER_SYMBOL> unused{};
     const uint64_t m0 = p::FIRST_DATA_SYMBOL + pc.first;
     w.samples.resize((pc.count - 1) * L + p::N);
     src.read(fft_window(s, m0), w.samples); // inside: the locator counts only symbols whose window is
@@ -525,7 +524,7 @@ private:
       cf32* r = w.samples.data() + i * L;
       bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
       const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), *tf.rot);
-      uint8_t* bits = coded ? unused.data() : bytes_.data() + pc.offset + i * bps;
+      uint8_t* bits = coded ? nullptr : bytes_.data() + pc.offset + i * bps; // a coded frame's bits are its FEC's
       demap_symbol(y, *lf.channel, pilot_derotation(y, *lf.channel, (long long)m), lf.info.mod, bits, llr);
       if (cfg_.llr.sink != nullptr) {
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
