@@ -135,6 +135,10 @@ struct chunk_slot {
   cuda::device_buffer<uint32_t> d_rs;
   cuda::pinned_buffer<uint32_t> h_rs;
   gpu_fec fec; ///< their FEC (its scratch made at the first coded frame)
+  /// Recorded before the FEC where the chunk has coded frames that end in it: the
+  /// decode no longer reads the input, so the next chunk may be read into it while
+  /// the FEC runs (the FEC reads only the output half and its own buffers).
+  cuda::event decoded{false};
   cuda::event done;
   // What the chunk holds.
   uint64_t first = 0, nof = 0, lo = 0, hi = 0;
@@ -146,7 +150,7 @@ struct chunk_slot {
   std::size_t final_frames = 0;
   /// The slot's two halves, each held from its hand-out to its release: the input
   /// (what the reading thread fills and the device's search, locate and decode read:
-  /// free once the decode is done) and the output (what the walk lists and the
+  /// free once the decode is done, the FEC not waited for) and the output (what the walk lists and the
   /// writer writes: free once the writer has written it).
   bool input_held = false;
   bool output_held = false;

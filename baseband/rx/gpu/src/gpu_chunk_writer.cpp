@@ -90,9 +90,15 @@ void chunk_writer::write(chunk_slot& s)
 {
   {
     stage_timer t(times_.wait_gpu);
+    if (!s.coded_ends.empty()) {
+      s.decoded.synchronize();
+      ring_.release_input(s); // the next chunk may be read into it while the FEC runs
+    }
     s.done.synchronize();
   }
-  ring_.release_input(s); // the next chunk may be read into it while this one is written
+  if (s.coded_ends.empty()) {
+    ring_.release_input(s); // the next chunk may be read into it while this one is written
+  }
   {
     stage_timer t(times_.write_sink);
     write_sinks(s);

@@ -490,6 +490,7 @@ private:
       }
       gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
       if (!s.coded_ends.empty()) {
+        s.decoded.record(s.stream);
         submit_fec(s);
       }
       WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.out_bytes, cudaMemcpyDeviceToHost, st));
