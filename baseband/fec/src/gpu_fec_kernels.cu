@@ -252,7 +252,27 @@ __device__ __forceinline__ int frame_of(const frame_desc* descs, int nof_frames,
   return lo;
 }
 
-template <bool DPX, int MIN_BLOCKS>
+/// The older forms' per-item decode (16-bit halves, DPX or plain add-compare-select).
+template <bool DPX>
+struct pair_items {
+  __device__ __forceinline__ static void decode(const frame_desc& f, uint64_t r, uint4* slot, unsigned stride)
+  {
+    decode_pair<DPX>(f, r, slot, stride);
+  }
+};
+
+/// The relu form's per-item decode (decisions packed by a chain, or a tree with TREE).
+template <bool TREE>
+struct relu_items {
+  __device__ __forceinline__ static void decode(const frame_desc& f, uint64_t r, uint4* slot, unsigned stride)
+  {
+    relu::decode_item<TREE>(f, r, slot, stride);
+  }
+};
+
+/// Every form's grid: each thread takes items (pairs of tiles) a grid apart, reusing
+/// its slot of decisions, and ITEMS decodes each.
+template <typename ITEMS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(VITERBI_THREADS, MIN_BLOCKS)
     viterbi_kernel(const frame_desc* descs, int nof_frames, uint64_t items, uint4* dec)
 {
@@ -261,20 +281,7 @@ __global__ void __launch_bounds__(VITERBI_THREADS, MIN_BLOCKS)
   const uint64_t stride = uint64_t(gridDim.x) * VITERBI_THREADS;
   for (uint64_t item = thread; item < items; item += stride) {
     const int fi = frame_of(descs, nof_frames, item, [](const frame_desc& d) { return d.item_first; });
-    decode_pair<DPX>(descs[fi], item - descs[fi].item_first, slot, 32);
-  }
-}
-
-template <bool TREE, int MIN_BLOCKS>
-__global__ void __launch_bounds__(VITERBI_THREADS, MIN_BLOCKS)
-    viterbi_relu_kernel(const frame_desc* descs, int nof_frames, uint64_t items, uint4* dec)
-{
-  const uint64_t thread = uint64_t(blockIdx.x) * VITERBI_THREADS + threadIdx.x;
-  uint4* slot = dec + (thread >> 5) * DEC_STEPS * 32 + (threadIdx.x & 31u);
-  const uint64_t stride = uint64_t(gridDim.x) * VITERBI_THREADS;
-  for (uint64_t item = thread; item < items; item += stride) {
-    const int fi = frame_of(descs, nof_frames, item, [](const frame_desc& d) { return d.item_first; });
-    relu::decode_item<TREE>(descs[fi], item - descs[fi].item_first, slot, 32);
+    ITEMS::decode(descs[fi], item - descs[fi].item_first, slot, 32);
   }
 }
 
@@ -599,15 +606,15 @@ using viterbi_fn = void (*)(const frame_desc*, int, uint64_t, uint4*);
 viterbi_fn kernel_of(viterbi_form form)
 {
   switch (form) {
-  case viterbi_form::dpx_2: return viterbi_kernel<true, 2>;
-  case viterbi_form::dpx_3: return viterbi_kernel<true, 3>;
-  case viterbi_form::plain_2: return viterbi_kernel<false, 2>;
-  case viterbi_form::plain_3: return viterbi_kernel<false, 3>;
-  case viterbi_form::relu_3: return viterbi_relu_kernel<false, 3>;
-  case viterbi_form::relu_2: return viterbi_relu_kernel<false, 2>;
-  case viterbi_form::relu_tree_3: return viterbi_relu_kernel<true, 3>;
+  case viterbi_form::dpx_2: return viterbi_kernel<pair_items<true>, 2>;
+  case viterbi_form::dpx_3: return viterbi_kernel<pair_items<true>, 3>;
+  case viterbi_form::plain_2: return viterbi_kernel<pair_items<false>, 2>;
+  case viterbi_form::plain_3: return viterbi_kernel<pair_items<false>, 3>;
+  case viterbi_form::relu_3: return viterbi_kernel<relu_items<false>, 3>;
+  case viterbi_form::relu_2: return viterbi_kernel<relu_items<false>, 2>;
+  case viterbi_form::relu_tree_3: return viterbi_kernel<relu_items<true>, 3>;
   }
-  return viterbi_kernel<true, 2>;
+  return viterbi_kernel<pair_items<true>, 2>;
 }
 
 } // namespace
