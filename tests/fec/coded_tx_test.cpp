@@ -6,9 +6,14 @@
 
 #include "sha256.hpp"
 
+extern "C" {
+#include <fec.h>
+}
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <numeric>
@@ -121,6 +126,80 @@ TEST(reed_solomon, corrects_up_to_four_byte_errors_and_leaves_more_as_received)
       EXPECT_NE(word, sent) << "more than 4 errors cannot be corrected back";
     }
   }
+}
+
+/// rs_decode as it was before its codeword check: libfec's decode_rs_char on every
+/// word, then the rules of reed_solomon.hpp.
+int reference_rs_decode(std::span<uint8_t> word)
+{
+  const std::size_t k = word.size() - RS_PARITY;
+  void* c = init_rs_char(8, int(RS_FIELD_POLY), 1, 1, RS_PARITY, 255 - RS_PARITY - int(k));
+  const std::vector<uint8_t> received(word.begin(), word.end());
+  const int fixed = decode_rs_char(c, word.data(), nullptr, 0);
+  bool ok = fixed >= 0 && fixed <= RS_T;
+  if (ok && fixed > 0) {
+    std::array<uint8_t, RS_PARITY> parity{};
+    encode_rs_char(c, word.data(), parity.data());
+    ok = std::equal(parity.begin(), parity.end(), word.begin() + std::ptrdiff_t(k));
+  }
+  free_rs_char(c);
+  if (!ok) {
+    std::copy(received.begin(), received.end(), word.begin());
+    return -1;
+  }
+  return fixed;
+}
+
+// rs_decode takes a word whose parity is its message's as a codeword without libfec:
+// it must answer as libfec's decoder did on every word, codeword or not. Every k, on
+// codewords, on words one byte or one bit off (every position), and on words 2 .. 8
+// bytes off and wholly random words.
+TEST(reed_solomon, decodes_every_word_as_libfecs_decoder_did)
+{
+  constexpr unsigned SEED = 20261128;
+  std::mt19937 rng(SEED);
+  int checked = 0, codewords = 0;
+  const auto check = [&](std::vector<uint8_t> word, const std::string& what) {
+    auto want = word;
+    const int r_want = reference_rs_decode(want);
+    const int r_got = rs_decode(word);
+    ASSERT_EQ(r_got, r_want) << what << ", seed " << SEED;
+    ASSERT_EQ(word, want) << what << ", seed " << SEED;
+    ++checked;
+    codewords += r_want == 0;
+  };
+  for (std::size_t k = 1; k <= RS_K; ++k) {
+    std::vector<uint8_t> word(k + RS_PARITY);
+    for (std::size_t i = 0; i < k; ++i) {
+      word[i] = uint8_t(rng());
+    }
+    rs_encode(std::span<const uint8_t>(word.data(), k), std::span<uint8_t>(word.data() + k, RS_PARITY));
+    const std::string at = "k " + std::to_string(k);
+    check(word, at + ", codeword");
+    ASSERT_FALSE(HasFatalFailure());
+    for (std::size_t pos = 0; pos < word.size(); ++pos) {
+      auto one = word;
+      one[pos] ^= uint8_t(1u << (rng() % 8));
+      check(one, at + ", one bit off at " + std::to_string(pos));
+      one = word;
+      one[pos] ^= uint8_t(1 + rng() % 255);
+      check(one, at + ", one byte off at " + std::to_string(pos));
+      ASSERT_FALSE(HasFatalFailure());
+    }
+    for (int nerr = 2; nerr <= 8; ++nerr) {
+      auto many = word;
+      for (int e = 0; e < nerr; ++e) {
+        many[rng() % many.size()] ^= uint8_t(1 + rng() % 255);
+      }
+      check(many, at + ", " + std::to_string(nerr) + " bytes off");
+      for (auto& b : many) {
+        b = uint8_t(rng());
+      }
+      check(many, at + ", random");
+      ASSERT_FALSE(HasFatalFailure());
+    }
+  }
+  std::printf("%d words, %d of them codewords, seed %u\n", checked, codewords, SEED);
 }
 
 std::vector<uint8_t> ff_down_bits()
