@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -206,19 +207,21 @@ TEST(gpu_coded_decoder, relu_form_on_the_host_equals_the_reference_tiles)
         d.pin_log2 = g.punct.pin == 1 ? 0u : g.punct.pin == 2 ? 1u : 2u;
         d.pout = uint32_t(g.punct.pout);
         std::vector<uint4> slot(fec::gpu::DEC_STEPS);
-        for (const bool tree : {false, true}) {
+        for (const char* form : {"chain", "tree", "words"}) {
+          const std::string_view name = form;
           std::fill(got.begin(), got.end(), uint8_t(0x5A));
           for (uint64_t r = 0; r < 4 * fec::nof_tiles(g.nin); ++r) {
-            if (tree) {
+            if (name == "tree") {
               fec::gpu::relu::decode_item<true>(d, r, slot.data(), 1);
+            } else if (name == "words") {
+              fec::gpu::relu::decode_item<false, true>(d, r, slot.data(), 1);
             } else {
               fec::gpu::relu::decode_item<false>(d, r, slot.data(), 1);
             }
           }
           const auto mis = std::mismatch(got.begin(), got.end(), want.begin());
-          EXPECT_TRUE(mis.first == got.end()) << (tree ? "tree" : "chain") << ", MCS " << mcs << ", Nd " << nd << ", kind "
-                                              << int(kind) << ": byte " << (mis.first - got.begin()) << " of " << got.size()
-                                              << " differs";
+          EXPECT_TRUE(mis.first == got.end()) << form << ", MCS " << mcs << ", Nd " << nd << ", kind " << int(kind) << ": byte "
+                                              << (mis.first - got.begin()) << " of " << got.size() << " differs";
         }
         ++frames;
       }

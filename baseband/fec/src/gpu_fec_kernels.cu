@@ -261,12 +261,13 @@ struct pair_items {
   }
 };
 
-/// The relu form's per-item decode (decisions packed by a chain, or a tree with TREE).
-template <bool TREE>
+/// The relu form's per-item decode (decisions packed by a chain, or a tree with TREE;
+/// soft values read a word at a time with WORDS).
+template <bool TREE, bool WORDS = false>
 struct relu_items {
   __device__ __forceinline__ static void decode(const frame_desc& f, uint64_t r, uint4* slot, unsigned stride)
   {
-    relu::decode_item<TREE>(f, r, slot, stride);
+    relu::decode_item<TREE, WORDS>(f, r, slot, stride);
   }
 };
 
@@ -613,6 +614,7 @@ viterbi_fn kernel_of(viterbi_form form)
   case viterbi_form::relu_3: return viterbi_kernel<relu_items<false>, 3>;
   case viterbi_form::relu_2: return viterbi_kernel<relu_items<false>, 2>;
   case viterbi_form::relu_tree_3: return viterbi_kernel<relu_items<true>, 3>;
+  case viterbi_form::relu_words_2: return viterbi_kernel<relu_items<false, true>, 2>;
   }
   return viterbi_kernel<pair_items<true>, 2>;
 }
@@ -640,7 +642,9 @@ void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t words, rs_sta
 
 bool viterbi_form_handles(viterbi_form form, const puncture_pattern& p)
 {
-  return (form != viterbi_form::relu_3 && form != viterbi_form::relu_2 && form != viterbi_form::relu_tree_3) || relu::handles(p);
+  const bool relu = form == viterbi_form::relu_3 || form == viterbi_form::relu_2 || form == viterbi_form::relu_tree_3 ||
+                    form == viterbi_form::relu_words_2;
+  return !relu || relu::handles(p);
 }
 
 int viterbi_blocks_per_sm(viterbi_form form)

@@ -97,6 +97,31 @@ WHD_FEC_HD uint32_t funnel_l(uint32_t lo, uint32_t hi, uint32_t s)
 #endif
 }
 
+/// Lower word of (hi:lo) >> (s mod 32).
+WHD_FEC_HD uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t s)
+{
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_r(lo, hi, s);
+#else
+  const uint64_t v = (uint64_t(hi) << 32) | lo;
+  return uint32_t(v >> (s & 31u));
+#endif
+}
+
+/// Four soft values at a 4-byte aligned address, the first in the low byte.
+WHD_FEC_HD uint32_t load_u32(const int8_t* p)
+{
+#if defined(__CUDA_ARCH__)
+  return __ldg(reinterpret_cast<const unsigned int*>(p));
+#else
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    v |= uint32_t(uint8_t(p[i])) << (8 * i);
+  }
+  return v;
+#endif
+}
+
 WHD_FEC_HD uint32_t load_u8(const int8_t* p)
 {
 #if defined(__CUDA_ARCH__)
@@ -255,6 +280,39 @@ WHD_FEC_UNROLL
   }
 }
 
+/// The soft values of a stream a group of iterations at a time: NW words loaded whole
+/// (4-byte aligned loads, a quarter of the byte loads' requests), the window's front
+/// BYTES values taken each iteration and the window moved on by as many.
+template <int BYTES, int NW>
+struct word_window {
+  uint32_t w[NW];
+
+  WHD_FEC_HD void load(const int8_t* p)
+  {
+WHD_FEC_UNROLL
+    for (int k = 0; k < NW; ++k) {
+      w[k] = load_u32(p + 4 * k);
+    }
+  }
+  /// The front BYTES values (zero-extended) to v; the window then starts after them.
+  WHD_FEC_HD void take(uint32_t (&v)[BYTES])
+  {
+WHD_FEC_UNROLL
+    for (int k = 0; k < BYTES; ++k) {
+      v[k] = (w[k / 4] >> (8 * (k % 4))) & 0xFFu;
+    }
+    constexpr int WS = BYTES / 4, BS = BYTES % 4;
+WHD_FEC_UNROLL
+    for (int m = 0; m < NW; ++m) {
+      const uint32_t lo = m + WS < NW ? w[m + WS] : 0u;
+      const uint32_t hi = m + WS + 1 < NW ? w[m + WS + 1] : 0u;
+      w[m] = BS != 0 ? funnel_r(lo, hi, 8u * unsigned(BS)) : lo;
+    }
+  }
+};
+
+constexpr int gcd_of(int a, int b) { return b == 0 ? a : gcd_of(b, a % b); }
+
 template <code_rate R, bool TREE, int STEP, int BYTES>
 WHD_FEC_HD uint4 step_at(const uint32_t (&a)[BYTES], const uint32_t (&b)[BYTES], const uint32_t (&m)[NOF_STATES],
                          uint32_t (&nm)[NOF_STATES])
@@ -264,9 +322,43 @@ WHD_FEC_HD uint4 step_at(const uint32_t (&a)[BYTES], const uint32_t (&b)[BYTES],
   return step<TREE>(m, nm, s);
 }
 
+/// One iteration (U steps, from position i of the tile) from its soft values: decisions
+/// kept from first_out on, metrics normalised every NORM_EVERY steps; i and out move on.
+template <code_rate R, bool TREE, int U, int BYTES>
+WHD_FEC_HD void iterate(const uint32_t (&a)[BYTES], const uint32_t (&b)[BYTES], uint32_t (&m)[NOF_STATES], uint32_t (&nm)[NOF_STATES],
+                        uint4*& out, unsigned stride, unsigned& i, unsigned first_out)
+{
+  const bool keep = i >= first_out;
+  uint4 d0 = step_at<R, TREE, 0, BYTES>(a, b, m, nm);
+  uint4 d1 = step_at<R, TREE, 1, BYTES>(a, b, nm, m);
+  if (keep) {
+    out[0] = d0;
+    out[stride] = d1;
+  }
+  if constexpr (U == 4) {
+    d0 = step_at<R, TREE, 2, BYTES>(a, b, m, nm);
+    d1 = step_at<R, TREE, 3, BYTES>(a, b, nm, m);
+    if (keep) {
+      out[2 * stride] = d0;
+      out[3 * stride] = d1;
+    }
+  }
+  out += keep ? U * stride : 0u;
+  if ((i + U) % NORM_EVERY == 0) {
+    // Each half relative to its state 0, plus NORM_BIAS (32-bit arithmetic: every
+    // half's result lies in 0 .. 2^16, so nothing crosses).
+    const uint32_t delta = pair_of(NORM_BIAS) - m[0];
+WHD_FEC_UNROLL
+    for (int s = 0; s < NOF_STATES; ++s) {
+      m[s] += delta;
+    }
+  }
+  i += U;
+}
+
 /// Decodes item `r` of frame `f` (tile k of encoders p and p + 4), code rate R: its
 /// decisions to slot[step * stride], its bits to f.decoded.
-template <code_rate R, bool TREE>
+template <code_rate R, bool TREE, bool WORDS = false>
 WHD_FEC_HD void decode_pair(const frame_desc& f, uint64_t r, uint4* slot, unsigned stride)
 {
   constexpr puncture_pattern P = pattern_of(R);
@@ -288,44 +380,56 @@ WHD_FEC_UNROLL
   for (int s = 0; s < NOF_STATES; ++s) {
     m[s] = s == 0 ? pair_of(NORM_BIAS) : other;
   }
-  uint32_t a[BYTES], b[BYTES];
   unsigned i = 0;
-  if (len >= unsigned(U)) {
+  uint4* out = slot;
+  if constexpr (WORDS) {
+    // Groups of G iterations, whose G x BYTES soft values are NW whole words. Every
+    // tile starts on a word (ACQUIRE and TILE are multiples of 16 steps, so its first
+    // value's index is a multiple of 4) when the streams do (Ce is a multiple of 4).
+    constexpr int G = 4 / gcd_of(BYTES, 4);
+    constexpr int NW = G * BYTES / 4;
+    static_assert(TILE % 16 == 0 && ACQUIRE % 16 == 0, "tiles start on a word of soft values");
+    static_assert(NORM_EVERY % U == 0, "normalisation falls between iterations");
+    if (((reinterpret_cast<uintptr_t>(pa) | reinterpret_cast<uintptr_t>(pb)) & 3u) == 0 && len >= unsigned(G * U)) {
+      word_window<BYTES, NW> wa, wb;
+      wa.load(pa);
+      wb.load(pb);
+      for (; i + G * U <= len;) {
+        // The next group's words, loaded ahead (the same again where none follows).
+        const unsigned ahead = i + 2 * G * U <= len ? unsigned(4 * NW) : 0u;
+        pa += ahead;
+        pb += ahead;
+        word_window<BYTES, NW> na, nb;
+        na.load(pa);
+        nb.load(pb);
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+        for (int j = 0; j < G; ++j) {
+          uint32_t a[BYTES], b[BYTES];
+          wa.take(a);
+          wb.take(b);
+          iterate<R, TREE, U, BYTES>(a, b, m, nm, out, stride, i, first_out);
+        }
+        wa = na;
+        wb = nb;
+      }
+      pa = f.streams + uint64_t(p) * f.ce + (t.run_first + i) / unsigned(P.pin) * unsigned(P.pout);
+      pb = pa + 4 * f.ce;
+    }
+  }
+  uint32_t a[BYTES], b[BYTES];
+  if (i + U <= len) {
     load_bytes(pa, pb, a, b);
   }
-  uint4* out = slot;
-  for (; i + U <= len; i += U) {
+  for (; i + U <= len;) {
     // The next iteration's bytes, loaded ahead (the same again where none follows).
     const unsigned ahead = i + 2 * U <= len ? unsigned(BYTES) : 0u;
     pa += ahead;
     pb += ahead;
     uint32_t na[BYTES], nb[BYTES];
     load_bytes(pa, pb, na, nb);
-    const bool keep = i >= first_out;
-    uint4 d0 = step_at<R, TREE, 0, BYTES>(a, b, m, nm);
-    uint4 d1 = step_at<R, TREE, 1, BYTES>(a, b, nm, m);
-    if (keep) {
-      out[0] = d0;
-      out[stride] = d1;
-    }
-    if constexpr (U == 4) {
-      d0 = step_at<R, TREE, 2, BYTES>(a, b, m, nm);
-      d1 = step_at<R, TREE, 3, BYTES>(a, b, nm, m);
-      if (keep) {
-        out[2 * stride] = d0;
-        out[3 * stride] = d1;
-      }
-    }
-    out += keep ? U * stride : 0u;
-    if ((i + U) % NORM_EVERY == 0) {
-      // Each half relative to its state 0, plus NORM_BIAS (32-bit arithmetic: every
-      // half's result lies in 0 .. 2^16, so nothing crosses).
-      const uint32_t delta = pair_of(NORM_BIAS) - m[0];
-WHD_FEC_UNROLL
-      for (int s = 0; s < NOF_STATES; ++s) {
-        m[s] += delta;
-      }
-    }
+    iterate<R, TREE, U, BYTES>(a, b, m, nm, out, stride, i, first_out);
 WHD_FEC_UNROLL
     for (int k = 0; k < BYTES; ++k) {
       a[k] = na[k];
@@ -334,10 +438,8 @@ WHD_FEC_UNROLL
   }
   if constexpr (P.pin == 1) {
     if (i < len) { // one step left
-      if (len >= unsigned(U)) {
-        pa += BYTES;
-        pb += BYTES;
-      }
+      pa = f.streams + uint64_t(p) * f.ce + (t.run_first + i) * unsigned(P.pout);
+      pb = pa + 4 * f.ce;
       load_bytes(pa, pb, a, b);
       const uint4 d = step_at<R, TREE, 0, BYTES>(a, b, m, nm);
       if (i >= first_out) {
@@ -411,15 +513,15 @@ WHD_FEC_UNROLL
 }
 
 /// Decodes item `r` of frame `f` (decisions packed by a chain of shift-adds, or a tree
-/// with TREE) by its code rate's pattern (the rates the MCS use; the
-/// host runs other patterns on an older form).
-template <bool TREE = false>
+/// with TREE; soft values read a word at a time with WORDS) by its code rate's pattern
+/// (the rates the MCS use; the host runs other patterns on an older form).
+template <bool TREE = false, bool WORDS = false>
 WHD_FEC_HD void decode_item(const frame_desc& f, uint64_t r, uint4* slot, unsigned stride)
 {
   switch (f.pin_log2 * 8 + f.pout) {
-  case 0 * 8 + 3: decode_pair<code_rate::r1_3, TREE>(f, r, slot, stride); break;
-  case 1 * 8 + 3: decode_pair<code_rate::r2_3, TREE>(f, r, slot, stride); break;
-  case 2 * 8 + 5: decode_pair<code_rate::r4_5, TREE>(f, r, slot, stride); break;
+  case 0 * 8 + 3: decode_pair<code_rate::r1_3, TREE, WORDS>(f, r, slot, stride); break;
+  case 1 * 8 + 3: decode_pair<code_rate::r2_3, TREE, WORDS>(f, r, slot, stride); break;
+  case 2 * 8 + 5: decode_pair<code_rate::r4_5, TREE, WORDS>(f, r, slot, stride); break;
   default: break;
   }
 }

@@ -41,12 +41,13 @@ struct gpu_coded_frame {
 /// from one metric difference, packed by shift-adds, depuncturing by a compile-time
 /// pattern and a 4-instruction traceback step (gpu_viterbi_relu.cuh), for 3 or 2 blocks
 /// (2: no spills, the default), and with the decisions packed by a tree of shift-adds
-/// rather than a chain. The relu forms know the MCS's code rates (1/3, 2/3, 4/5); a run
-/// with a frame of another puncturing takes "plain, 3 blocks".
-enum class viterbi_form : uint8_t { dpx_2, dpx_3, plain_2, plain_3, relu_3, relu_2, relu_tree_3 };
+/// rather than a chain; and relu with the soft values read a word (4 values) at a time.
+/// The relu forms know the MCS's code rates (1/3, 2/3, 4/5); a run with a frame of
+/// another puncturing takes "plain, 3 blocks".
+enum class viterbi_form : uint8_t { dpx_2, dpx_3, plain_2, plain_3, relu_3, relu_2, relu_tree_3, relu_words_2 };
 inline constexpr viterbi_form VITERBI_FORMS[] = {viterbi_form::dpx_2,  viterbi_form::dpx_3,  viterbi_form::plain_2,
                                                  viterbi_form::plain_3, viterbi_form::relu_3, viterbi_form::relu_2,
-                                                 viterbi_form::relu_tree_3};
+                                                 viterbi_form::relu_tree_3, viterbi_form::relu_words_2};
 inline constexpr int NOF_VITERBI_FORMS = int(sizeof(VITERBI_FORMS) / sizeof(VITERBI_FORMS[0]));
 constexpr const char* to_string(viterbi_form f)
 {
@@ -58,6 +59,7 @@ constexpr const char* to_string(viterbi_form f)
   case viterbi_form::relu_3: return "relu, 3 blocks/SM";
   case viterbi_form::relu_2: return "relu, 2 blocks/SM";
   case viterbi_form::relu_tree_3: return "relu tree-packed, 3 blocks/SM";
+  case viterbi_form::relu_words_2: return "relu word loads, 2 blocks/SM";
   }
   return "?";
 }
