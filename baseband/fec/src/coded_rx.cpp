@@ -5,6 +5,7 @@
 #include <whd/baseband/demap.hpp>
 
 #include <emmintrin.h>
+#include <tmmintrin.h>
 
 #include <algorithm>
 #include <array>
@@ -186,11 +187,100 @@ rs_stats correct_codeword(const frame_geometry& g, const uint8_t* decoded, uint6
   return fixed < 0 ? rs_stats{0, 1} : rs_stats{uint32_t(fixed), 0};
 }
 
+namespace {
+
+/// Depuncturing 48 output values (16 / pin whole periods: 48 = lcm(16, 3 pin) for
+/// every pattern) as three byte shuffles: output chunk q (16 values) is a shuffle of
+/// the 16 input values from at[q] (relative to the block's first), 0 where erased.
+struct depuncture_block {
+  static constexpr int OUT = 48;
+  std::array<uint8_t, 3> at{};
+  alignas(16) std::array<std::array<int8_t, 16>, 3> shuffle{}; ///< -1 (pshufb's zero) where erased
+  uint64_t periods = 0;   ///< periods of a block
+  uint64_t in_values = 0; ///< input values of a block
+  bool usable = false;    ///< each chunk's inputs lie within 16 of its at[q]
+};
+
+constexpr depuncture_block make_block(const puncture_pattern& p)
+{
+  depuncture_block b;
+  const int per_out = 3 * p.pin;
+  if (depuncture_block::OUT % per_out != 0) {
+    return b;
+  }
+  b.periods = uint64_t(depuncture_block::OUT / per_out);
+  b.in_values = b.periods * uint64_t(p.pout);
+  b.usable = true;
+  for (int q = 0; q < 3; ++q) {
+    b.at[std::size_t(q)] = uint8_t((16 * q / per_out) * p.pout); // the first input of the chunk's first period
+    for (int i = 0; i < 16; ++i) {
+      const int v = 16 * q + i, period = v / per_out, r = v % per_out;
+      int8_t src = -1;
+      for (int k = 0; k < p.pout; ++k) {
+        if (p.input[std::size_t(k)] == r / 3 && p.which[std::size_t(k)] == r % 3) {
+          src = int8_t(period * p.pout + k - b.at[std::size_t(q)]);
+        }
+      }
+      b.usable = b.usable && src < 16;
+      b.shuffle[std::size_t(q)][std::size_t(i)] = src;
+    }
+  }
+  return b;
+}
+
+/// The blocks of the code rates, made once; a pattern of none of them has its own made.
+depuncture_block block_of(const puncture_pattern& p)
+{
+  constexpr std::array<code_rate, 5> RATES = {code_rate::r1_3, code_rate::r1_2, code_rate::r4_7, code_rate::r2_3, code_rate::r4_5};
+  static constexpr std::array<depuncture_block, 5> BLOCKS = [&] {
+    std::array<depuncture_block, 5> a{};
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = make_block(pattern_of(RATES[i]));
+    }
+    return a;
+  }();
+  for (std::size_t i = 0; i < RATES.size(); ++i) {
+    const puncture_pattern r = pattern_of(RATES[i]);
+    if (r.pin == p.pin && r.pout == p.pout && r.input == p.input && r.which == p.which) {
+      return BLOCKS[i];
+    }
+  }
+  return make_block(p);
+}
+
+/// Whole blocks of depuncture_block from `in` to `o`, as many as `nof` and the input
+/// (ending at `in_end`; no 16-byte read passes it) allow; returns the blocks done.
+__attribute__((target("ssse3"))) uint64_t depuncture_blocks(const depuncture_block& b, const int8_t* in, const int8_t* in_end,
+                                                             int8_t* o, uint64_t nof)
+{
+  const __m128i s0 = _mm_load_si128(reinterpret_cast<const __m128i*>(b.shuffle[0].data()));
+  const __m128i s1 = _mm_load_si128(reinterpret_cast<const __m128i*>(b.shuffle[1].data()));
+  const __m128i s2 = _mm_load_si128(reinterpret_cast<const __m128i*>(b.shuffle[2].data()));
+  const std::size_t a0 = b.at[0], a1 = b.at[1], a2 = b.at[2];
+  const std::ptrdiff_t reach = std::ptrdiff_t(std::max({a0, a1, a2}) + 16);
+  const auto step = std::ptrdiff_t(b.in_values);
+  uint64_t done = 0;
+  for (; done < nof && in_end - in >= reach; ++done, in += step, o += depuncture_block::OUT) {
+    const auto at = [&](std::size_t a) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + a)); };
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_shuffle_epi8(at(a0), s0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 16), _mm_shuffle_epi8(at(a1), s1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 32), _mm_shuffle_epi8(at(a2), s2));
+  }
+  return done;
+}
+
+bool have_ssse3() noexcept
+{
+  static const bool yes = __builtin_cpu_supports("ssse3") != 0;
+  return yes;
+}
+
+} // namespace
+
 void depuncture_tile(const frame_geometry& g, std::span<const int8_t> c, uint64_t tile, int8_t* out)
 {
   const tile_span t = tile_of(g.nin, tile);
   const puncture_pattern& p = g.punct;
-  std::fill(out, out + 3 * (t.run_end - t.run_first), int8_t(0));
   const auto pin = uint64_t(p.pin), pout = uint64_t(p.pout);
   // The periods the run touches; steps of a period outside the run are skipped.
   const auto edge = [&](uint64_t per) {
@@ -201,24 +291,37 @@ void depuncture_tile(const frame_geometry& g, std::span<const int8_t> c, uint64_
       }
     }
   };
+  int8_t* const out_end = out + 3 * (t.run_end - t.run_first);
   const uint64_t lo = t.run_first / pin, inner_lo = (t.run_first + pin - 1) / pin, inner_hi = t.run_end / pin;
   if (inner_lo >= inner_hi) {
+    std::fill(out, out_end, int8_t(0));
     for (uint64_t per = lo; per * pin < t.run_end; ++per) {
       edge(per);
     }
     return;
   }
+  // Periods wholly inside the run: no bounds to check. First blocks of periods as byte
+  // shuffles (every value of a block written, erasures 0) while the input lasts; every
+  // value outside them is 0 but for the outputs written one at a time after.
+  int8_t* o = out + 3 * (inner_lo * pin - t.run_first);
+  const int8_t* in = c.data() + inner_lo * pout;
+  uint64_t per = inner_lo;
+  std::fill(out, o, int8_t(0));
+  if (const depuncture_block b = block_of(p); b.usable && have_ssse3()) {
+    const uint64_t blocks = depuncture_blocks(b, in, c.data() + c.size(), o, (inner_hi - inner_lo) / b.periods);
+    per += blocks * b.periods;
+    o += blocks * depuncture_block::OUT;
+    in += blocks * b.in_values;
+  }
+  std::fill(o, out_end, int8_t(0));
   if (lo < inner_lo) {
     edge(lo);
   }
-  // Periods wholly inside the run: no bounds to check, each output to its offset.
   std::array<uint8_t, 7> at{};
   for (uint64_t i = 0; i < pout; ++i) {
     at[i] = uint8_t(3 * p.input[i] + p.which[i]);
   }
-  int8_t* o = out + 3 * (inner_lo * pin - t.run_first);
-  const int8_t* in = c.data() + inner_lo * pout;
-  for (uint64_t per = inner_lo; per < inner_hi; ++per, o += 3 * pin, in += pout) {
+  for (; per < inner_hi; ++per, o += 3 * pin, in += pout) {
     for (uint64_t i = 0; i < pout; ++i) {
       o[at[i]] = in[i];
     }
