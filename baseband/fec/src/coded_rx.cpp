@@ -52,6 +52,31 @@ constexpr std::array<uint16_t, NCBPS> GATHER = [] {
   return a;
 }();
 
+/// The gather's structure: within an encoder's values of a symbol, the value 21 further
+/// on (8 x 21 = 168 bits further in the de-interleaved order k: 8 rows of the 21-column
+/// interleaver) is the value 8 further on in order t. So entry e PER + j + 21 i of
+/// GATHER is GATHER[e PER + j] + 8 i (j < 21, i < PER / 21: 8 for 16-QAM, 4 for QPSK),
+/// checked here; dewhiten_and_gather then reads one index per run.
+template <int NCBPS>
+constexpr bool gather_runs_step_eight()
+{
+  constexpr int PER = NCBPS / NOF_ENCODERS;
+  if (PER % INTERLEAVER_COLUMNS != 0) {
+    return false;
+  }
+  for (int e = 0; e < NOF_ENCODERS; ++e) {
+    for (int j = 0; j < INTERLEAVER_COLUMNS; ++j) {
+      for (int i = 0; i < PER / INTERLEAVER_COLUMNS; ++i) {
+        const std::size_t at = std::size_t(e * PER + j + INTERLEAVER_COLUMNS * i);
+        if (GATHER<NCBPS>[at] != GATHER<NCBPS>[std::size_t(e * PER + j)] + 8 * i) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 /// The whitening sequence as negation masks (-1 where PN is 1), long enough that a
 /// symbol's Ncbps values starting at any phase read it without wrapping.
 constexpr std::array<int8_t, profile::PN_PERIOD + profile::MAX_BITS_PER_SYMBOL> PN_MASK = [] {
@@ -73,14 +98,31 @@ void dewhiten_and_gather(const frame_geometry& g, uint64_t m, int8_t* w, int8_t*
     w[t] = int8_t((w[t] ^ mask[t]) - mask[t]);
   }
   constexpr int PER = NCBPS / NOF_ENCODERS;
-  for (int e = 0; e < NOF_ENCODERS; ++e) {
-    int8_t* dst = streams + uint64_t(e) * g.ce + m * PER;
-    const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
-    for (int j = 0; j < PER; ++j) {
-      dst[j] = w[src[j]];
+  if constexpr (gather_runs_step_eight<NCBPS>()) {
+    constexpr int C = INTERLEAVER_COLUMNS;
+    for (int e = 0; e < NOF_ENCODERS; ++e) {
+      int8_t* dst = streams + uint64_t(e) * g.ce + m * PER;
+      const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
+      for (int j = 0; j < C; ++j) {
+        const int8_t* run = w + src[j];
+        for (int i = 0; i < PER / C; ++i) {
+          dst[j + C * i] = run[8 * i];
+        }
+      }
+    }
+  } else {
+    for (int e = 0; e < NOF_ENCODERS; ++e) {
+      int8_t* dst = streams + uint64_t(e) * g.ce + m * PER;
+      const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
+      for (int j = 0; j < PER; ++j) {
+        dst[j] = w[src[j]];
+      }
     }
   }
 }
+
+static_assert(gather_runs_step_eight<profile::bits_per_symbol(profile::modulation::qam16)>() &&
+              gather_runs_step_eight<profile::bits_per_symbol(profile::modulation::qpsk)>());
 
 /// Symbol m's int8 soft values into the streams, by the gather where Ncbps has one.
 void put_symbol(const frame_geometry& g, uint64_t m, int8_t* w, std::span<int8_t> streams)
