@@ -6,14 +6,13 @@
 // but where a tone's inputs hold NaNs or infinities: there two NaNs can meet in one
 // product, and which comes out is the compiler's operand order (either form's; the
 // GPU gives its canonical NaN), so both must be NaN (such values are counted):
-// - a dense sweep: every 64th float bit pattern (and every pattern within 2^16 ulps
+// - a dense sweep: every 256th float bit pattern (and every pattern within 2^16 ulps
 //   of 0, +-c, +-2c, +-3c, +-a) as the tones' I and Q through a unit channel, so
 //   that the closed forms see the whole float line, infinities and NaNs included;
 // - random symbols whose bins, inverse channel and derotation are drawn from raw
 //   bit patterns, special values and normal values near the constellation, and
 //   whose noise weight is any finite value (llr_inv_noise's are in [0, 1e30]), over
 //   4 x 10^7 tone values in all.
-// The GPU computes the same functions per tone, so these are also the GPU's values.
 #include <whd/baseband/tone_math.hpp>
 
 #include <gtest/gtest.h>
@@ -147,9 +146,9 @@ TEST(demap_symbol, equals_the_per_tone_form_on_a_sweep_of_the_float_line)
   for (const float inv_noise : {1.0f, 0.3712f}) {
     const bb::channel_estimate ch = unit_channel(inv_noise);
     uint64_t bits = 0;
-    constexpr uint64_t STEP = 64;
+    constexpr uint64_t STEP = 256;
     sweep((uint64_t(1) << 32) / STEP, [&] { return std::bit_cast<float>(uint32_t((bits += STEP) + 17)); }, ch,
-          "every 64th pattern, weight " + std::to_string(inv_noise));
+          "every 256th pattern, weight " + std::to_string(inv_noise));
     ASSERT_FALSE(HasFatalFailure());
     for (const float centre : {0.0f, p::QAM16_C, 2.0f * p::QAM16_C, 3.0f * p::QAM16_C, p::QPSK_A}) {
       for (const float sign : {1.0f, -1.0f}) {
@@ -166,7 +165,7 @@ TEST(demap_symbol, equals_the_per_tone_form_on_a_sweep_of_the_float_line)
       }
     }
   }
-  EXPECT_GE(g_compared, uint64_t(1.5e8)) << "tone values compared";
+  EXPECT_GE(g_compared, uint64_t(6e7)) << "tone values compared";
   EXPECT_EQ(g_nan_payloads, 0u) << "a unit channel: every NaN payload the same";
   std::cout << g_compared << " tone values compared, " << g_nan_payloads
             << " soft values NaN in both forms with other payloads\n";
