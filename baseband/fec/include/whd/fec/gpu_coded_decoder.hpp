@@ -39,9 +39,9 @@ struct gpu_coded_frame {
 /// for 2 blocks of 128 threads an SM (no register spills) or 3 (more threads, a few
 /// spills); and "relu": DPX add-max, both decisions of a butterfly by DPX add-min-relu
 /// from one metric difference, packed by shift-adds, depuncturing by a compile-time
-/// pattern and a 4-instruction traceback step (gpu_viterbi_relu.cuh), for 3 or 2 blocks
-/// (2: no spills, the default), and with the decisions packed by a tree of shift-adds
-/// rather than a chain; and relu with the soft values read a word (4 values) at a time.
+/// pattern and a 4-instruction traceback step (gpu_viterbi_relu.cuh), for 3 or 2 blocks,
+/// and with the decisions packed by a tree of shift-adds rather than a chain; and relu
+/// for 2 blocks with the soft values read a word (4 values) at a time (the default).
 /// The relu forms know the MCS's code rates (1/3, 2/3, 4/5); a run with a frame of
 /// another puncturing takes "plain, 3 blocks".
 enum class viterbi_form : uint8_t { dpx_2, dpx_3, plain_2, plain_3, relu_3, relu_2, relu_tree_3, relu_words_2 };
@@ -101,7 +101,7 @@ private:
   gpu_coded_capacity cap_;
   uint64_t slots_ = 0;                        ///< threads with a decisions slot (whole warps)
   unsigned viterbi_blocks_[NOF_VITERBI_FORMS] = {}; ///< per form: blocks of its launch (grid-stride)
-  viterbi_form form_ = viterbi_form::relu_2;  // the fastest at MCS 0, 2 and 7 on an H100 (bench/results)
+  viterbi_form form_ = viterbi_form::relu_words_2; // the fastest at MCS 0, 2 and 7 (bench/results/fec-gpu-h200-2026-11-28.md)
   cuda::device_buffer<uint4> dec_;            ///< decisions: [warp][step][lane], 4 words a step
   cuda::device_buffer<uint8_t> decoded_;      ///< every frame's 8 Q decoded bytes, encoder-major
   cuda::pinned_buffer<std::byte> h_desc_;     ///< frame descriptors (gpu_fec_kernels.hpp), + 1 sentinel
