@@ -380,8 +380,10 @@ __attribute__((target("avx2"))) void decode_batch_avx2(const tile_job* jobs, int
 // GCC 12's AVX-512 shift intrinsics pass _mm512_undefined_epi32() (a self-initialised
 // variable) as their unused merge source, which -Wmaybe-uninitialized reports once
 // inlined here: a false positive of the header, silenced for this function alone.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 __attribute__((target("avx512f,avx512bw"))) void trace_batch_avx512(const tile_job* jobs, int count,
                                                                       const batch_plan<32>& p,
                                                                       const int16_t (&last)[NOF_STATES][32],
@@ -446,7 +448,9 @@ __attribute__((target("avx512f,avx512bw"))) void trace_batch_avx512(const tile_j
     }
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 /// 32 tiles in the 16-bit lanes of AVX-512 registers; a step's decisions as 64
 /// comparison masks, one a state (bit l for lane l).
