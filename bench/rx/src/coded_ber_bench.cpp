@@ -202,6 +202,10 @@ coded_ber_result run_coded_ber_bench(const coded_ber_config& cfg, const std::fun
   const unsigned threads = cfg.cpu_threads ? cfg.cpu_threads : std::max(1u, std::thread::hardware_concurrency());
   bb::rx_config rxc;
   rxc.nof_threads = threads;
+  if (cfg.channel_taps >= 0) {
+    rxc.channel_taps = cfg.channel_taps;
+  }
+  r.cfg.channel_taps = rxc.channel_taps;
   std::unique_ptr<bb::receiver> cpu_rx = cfg.rx_cpu ? bb::make_cpu_receiver(rxc) : nullptr;
   std::unique_ptr<bb::receiver> gpu_rx;
   if (cfg.rx_gpu && r.env.gpu) {
@@ -341,7 +345,8 @@ std::string to_json(const coded_ber_result& r)
   nlohmann::json j = to_json(r.env);
   j["benchmark"] = "ber --mcs";
   j["seconds"] = r.seconds;
-  j["config"] = {{"min_info_bits", r.cfg.min_info_bits}, {"nd", r.cfg.nd}, {"frames_per_chunk", r.cfg.frames_per_chunk}, {"seed", r.cfg.seed}};
+  j["config"] = {{"min_info_bits", r.cfg.min_info_bits}, {"nd", r.cfg.nd},          {"frames_per_chunk", r.cfg.frames_per_chunk},
+                 {"seed", r.cfg.seed},                   {"channel_taps", r.cfg.channel_taps}};
   j["ebn0_mapping"] = "Es/N0 per data tone = Eb/N0 * B * R, R = 8 L / (Nd Ncbps); SNR_dB = Es/N0_dB - 10 log10(512/352)";
   for (const auto& cv : r.curves) {
     nlohmann::json o{{"mcs", cv.mcs}, {"taps", cv.taps}};
@@ -373,7 +378,8 @@ std::string to_markdown(const coded_ber_result& r)
        "full-length float Viterbi, RS; tiles = the genie's LLRs through the project's int8 tiled decoder; hard = its hard "
        "decisions through the same decoder\n";
   o << "- Eb/N0 per information bit: Es/N0 per data tone = Eb/N0 x B x R, R = 8 L / (Nd Ncbps) (RS, tail and pad included); every "
-       "row of a point holds at least " << r.cfg.min_info_bits << " information bits; frames of Nd = " << r.cfg.nd << "\n";
+       "row of a point holds at least " << r.cfg.min_info_bits << " information bits; frames of Nd = " << r.cfg.nd << "\n"
+    << "- the receivers' channel estimate projected on " << r.cfg.channel_taps << " taps (0: plain least squares)\n";
   std::snprintf(buf, sizeof buf, "- wall time %.1f s\n", r.seconds);
   o << buf;
   for (const auto& cv : r.curves) {

@@ -39,6 +39,9 @@ struct coded_ber_config {
   unsigned cpu_threads = 0;                ///< CPU receiver and the genie's threads (0: all)
   bool rx_cpu = true;                      ///< the whole CPU receiver
   bool rx_gpu = true;                      ///< the whole GPU receiver, where a GPU is present
+  /// Taps the receivers project their channel estimate on (rx_config::channel_taps; 0:
+  /// plain least squares); -1: the receivers' default.
+  int channel_taps = -1;
   std::vector<double> targets{1e-4, 1e-5};
   std::string commit, command;
 };
