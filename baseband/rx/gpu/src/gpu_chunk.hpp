@@ -150,8 +150,8 @@ struct chunk_slot {
   std::size_t final_frames = 0;
   /// The slot's two halves, each held from its hand-out to its release: the input
   /// (what the reading thread fills and the device's search, locate and decode read:
-  /// free once the decode is done, the FEC not waited for) and the output (what the walk lists and the
-  /// writer writes: free once the writer has written it).
+  /// free once the decode is done, the FEC not waited for) and the output (what the
+  /// walk lists and the writer writes: free once the writer has written it).
   bool input_held = false;
   bool output_held = false;
 };
