@@ -108,8 +108,11 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     ("mcs", po::value(&mcs), "coded frames instead: the MCS to measure, comma-separated (0,1,2,7)")
     ("channels", po::value(&channels)->default_value(channels), "with --mcs: channels by their taps, comma-separated (1: AWGN)")
     ("info-bits", po::value(&info_bits)->default_value(info_bits), "with --mcs: information bits every row of a point holds at least")
-    ("channel-taps", po::value(&cc.channel_taps), "with --mcs: taps the receivers project their channel estimate on, 0..64 "
-                                                  "(0: plain least squares; default: the receivers' own, 48)")
+    ("channel-taps", po::value(&cc.channel_taps), "with --mcs: the window of taps the receivers project their channel estimate "
+                                                  "on, 0..64 (0: plain least squares; default: the receivers' own, 48)")
+    ("channel-taps-min", po::value(&cc.channel_taps_min), "with --mcs: the fewest of the window's taps a frame keeps, 1..64 "
+                                                          "(each frame chooses in steps of 8; the window's size: every tap; "
+                                                          "default: the receivers' own, 24)")
     ("ebn0-mcs0", po::value(&coded_grid[0]), "with --mcs: MCS 0's Eb/N0 points [dB] (a:b:step or a,b,c)")
     ("ebn0-mcs1", po::value(&coded_grid[1]), "with --mcs: MCS 1's Eb/N0 points [dB]")
     ("ebn0-mcs2", po::value(&coded_grid[2]), "with --mcs: MCS 2's Eb/N0 points [dB]")
@@ -166,6 +169,9 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
       cc.min_info_bits = uint64_t(bits);
       if (cc.channel_taps != -1 && (cc.channel_taps < 0 || cc.channel_taps > profile::G)) {
         throw std::invalid_argument("--channel-taps must be 0 .. " + std::to_string(profile::G));
+      }
+      if (cc.channel_taps_min != -1 && (cc.channel_taps_min < 1 || cc.channel_taps_min > profile::G)) {
+        throw std::invalid_argument("--channel-taps-min must be 1 .. " + std::to_string(profile::G));
       }
       for (const auto& [m, g] : coded_grid) {
         if (!g.empty()) {

@@ -164,6 +164,9 @@ void expect_agree(const bb::located_detection& c, const gpu::located_candidate& 
   f.info.mod = p::modulation_of_mode(c.fields.mod_field);
   const gpu::frame_params want = gpu::make_frame_params(f);
   EXPECT_EQ(fp.mod, want.mod) << what;
+  // The soft values' scale: the same taps kept (one step of 8 moves it by 1 %), the
+  // same sums to rounding.
+  EXPECT_NEAR(fp.llr_inv_noise, want.llr_inv_noise, 1e-3 * want.llr_inv_noise) << what << ": taps kept on the host " << c.channel.taps;
   EXPECT_EQ(fp.window_offset, want.window_offset) << what;
   EXPECT_LE(std::abs(fp.cfo_cps - want.cfo_cps), CFO_TOL_CPS) << what;
   // 1/H on the data tones by bin, relative L2, and zero on every other bin.

@@ -1,6 +1,8 @@
 // The channel smoother against its definition: a projection (idempotent) that
 // keeps channels whose impulse response lies in its tap window and keeps only
-// taps/NOF_USED of white estimation noise.
+// taps/NOF_USED of white estimation noise; per frame, it keeps as many of its taps
+// as the channel needs, so that the estimate's error is less than with all of them.
+#include <whd/baseband/channel_taps.hpp>
 #include <whd/baseband/tone_math.hpp>
 
 #include <gtest/gtest.h>
@@ -113,6 +115,102 @@ TEST(channel_smoother, equals_the_plain_complex_projection_bit_for_bit)
       }
     }
   }
+}
+
+// The channel with unit power per tone (paths at window index `at`, window -16..31),
+// its two-symbol LS estimate with complex noise of variance `v` per tone, and what
+// apply(h, diff) makes of it: the mean squared error per tone over `trials` frames,
+// with the keep-all projection's beside it and how often each K was chosen.
+struct adaptive_trial {
+  double mse_adaptive = 0.0, mse_all = 0.0;
+  std::array<int, 64> chosen{};
+};
+
+adaptive_trial run_adaptive(const std::vector<std::pair<int, cf32>>& paths, double v, int trials, unsigned seed)
+{
+  const bb::channel_smoother s(-16, 48, 24);
+  const auto h = channel_of(paths);
+  double power = 0.0;
+  for (const auto& x : h) {
+    power += std::norm(x);
+  }
+  const double g = std::sqrt(p::NOF_USED / power);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0.0, std::sqrt(v / 2.0));
+  adaptive_trial r;
+  for (int t = 0; t < trials; ++t) {
+    std::array<cf32, p::NOF_USED> est{};
+    for (std::size_t u = 0; u < est.size(); ++u) {
+      est[u] = cf32(std::complex<double>(h[u]) * g + std::complex<double>(n(rng), n(rng)));
+    }
+    auto all = est;
+    s.apply(all);
+    // diff = sum |Y0 - Y1|^2: E = 2 s2 per tone, the LS estimate's noise is s2 / 2 = v.
+    const int k = s.apply(est, 4.0 * v * p::NOF_USED);
+    ++r.chosen[std::size_t(k)];
+    for (std::size_t u = 0; u < est.size(); ++u) {
+      const std::complex<double> want = std::complex<double>(h[u]) * g;
+      r.mse_adaptive += std::norm(std::complex<double>(est[u]) - want) / (double(trials) * p::NOF_USED);
+      r.mse_all += std::norm(std::complex<double>(all[u]) - want) / (double(trials) * p::NOF_USED);
+    }
+  }
+  return r;
+}
+
+TEST(channel_smoother, a_flat_channel_keeps_the_fewest_taps_and_halves_the_error)
+{
+  constexpr unsigned SEED = 21;
+  constexpr int TRIALS = 400;
+  // Es/N0 near 3 dB per tone: where MCS 1 decodes.
+  const auto r = run_adaptive({{0, {0.8f, -0.6f}}}, 0.5, TRIALS, SEED);
+  // Expected error: K v / NOF_USED per tone; all taps: 48 v / NOF_USED.
+  EXPECT_NEAR(r.mse_all, 48.0 * 0.5 / p::NOF_USED, 0.05 * 48.0 * 0.5 / p::NOF_USED) << "seed " << SEED;
+  EXPECT_GE(r.chosen[24], TRIALS * 9 / 10) << "seed " << SEED;
+  EXPECT_LT(r.mse_adaptive, 0.6 * r.mse_all) << "seed " << SEED;
+}
+
+TEST(channel_smoother, a_late_path_keeps_every_tap_and_the_error_of_all)
+{
+  constexpr unsigned SEED = 22;
+  constexpr int TRIALS = 200;
+  // A path 28 taps after the first (window index 44), 6 dB down, at Es/N0 near 10 dB.
+  const auto r = run_adaptive({{0, {1.0f, 0.0f}}, {28, {0.0f, 0.5f}}}, 0.1, TRIALS, SEED);
+  EXPECT_EQ(r.chosen[48], TRIALS) << "seed " << SEED;
+  EXPECT_EQ(r.mse_adaptive, r.mse_all) << "seed " << SEED;
+}
+
+TEST(channel_smoother, a_path_past_the_shortest_window_keeps_the_taps_that_reach_it)
+{
+  constexpr unsigned SEED = 23;
+  constexpr int TRIALS = 200;
+  // A path 12 taps after the first (window index 28): in the first 32 taps, not the first 24.
+  const auto r = run_adaptive({{0, {1.0f, 0.0f}}, {12, {0.3f, 0.3f}}}, 0.1, TRIALS, SEED);
+  EXPECT_EQ(r.chosen[24], 0) << "seed " << SEED;
+  EXPECT_GE(r.chosen[32], TRIALS * 9 / 10) << "seed " << SEED;
+  EXPECT_LT(r.mse_adaptive, 0.8 * r.mse_all) << "seed " << SEED;
+}
+
+TEST(chosen_taps, takes_the_least_estimated_error_and_ties_keep_more)
+{
+  // Coefficient noise v = 1 (diff = 4 NOF_USED); candidates 48, 40, 32, 24.
+  const double diff = 4.0 * p::NOF_USED;
+  std::array<double, 48> a{};
+  // All-noise tail of exactly v per coefficient: costs 96 (48), 80 + 8, 64 + 16, 48 + 24.
+  a.fill(1.0);
+  EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 24, diff), 24);
+  // 17 units in taps 24..31: cost(24) = 48 + 17 + 16 = 81 > cost(32) = 64 + 16 = 80.
+  for (int l = 24; l < 32; ++l) {
+    a[std::size_t(l)] = l == 24 ? 10.0 : 1.0;
+  }
+  EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 24, diff), 32);
+  // 16 units: cost(24) = 80 = cost(32): the tie keeps 32.
+  a[24] = 9.0;
+  EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 24, diff), 32);
+  a[24] = 8.0;
+  EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 24, diff), 24);
+  // min_taps at or past the window keeps every tap.
+  EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 48, diff), 48);
+  EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 60, diff), 48);
 }
 
 } // namespace

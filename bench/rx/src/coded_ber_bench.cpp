@@ -205,7 +205,11 @@ coded_ber_result run_coded_ber_bench(const coded_ber_config& cfg, const std::fun
   if (cfg.channel_taps >= 0) {
     rxc.channel_taps = cfg.channel_taps;
   }
+  if (cfg.channel_taps_min >= 0) {
+    rxc.channel_taps_min = cfg.channel_taps_min;
+  }
   r.cfg.channel_taps = rxc.channel_taps;
+  r.cfg.channel_taps_min = std::min(rxc.channel_taps_min, rxc.channel_taps);
   std::unique_ptr<bb::receiver> cpu_rx = cfg.rx_cpu ? bb::make_cpu_receiver(rxc) : nullptr;
   std::unique_ptr<bb::receiver> gpu_rx;
   if (cfg.rx_gpu && r.env.gpu) {
@@ -346,7 +350,8 @@ std::string to_json(const coded_ber_result& r)
   j["benchmark"] = "ber --mcs";
   j["seconds"] = r.seconds;
   j["config"] = {{"min_info_bits", r.cfg.min_info_bits}, {"nd", r.cfg.nd},          {"frames_per_chunk", r.cfg.frames_per_chunk},
-                 {"seed", r.cfg.seed},                   {"channel_taps", r.cfg.channel_taps}};
+                 {"seed", r.cfg.seed},                   {"channel_taps", r.cfg.channel_taps},
+                 {"channel_taps_min", r.cfg.channel_taps_min}};
   j["ebn0_mapping"] = "Es/N0 per data tone = Eb/N0 * B * R, R = 8 L / (Nd Ncbps); SNR_dB = Es/N0_dB - 10 log10(512/352)";
   for (const auto& cv : r.curves) {
     nlohmann::json o{{"mcs", cv.mcs}, {"taps", cv.taps}};
@@ -379,7 +384,8 @@ std::string to_markdown(const coded_ber_result& r)
        "decisions through the same decoder\n";
   o << "- Eb/N0 per information bit: Es/N0 per data tone = Eb/N0 x B x R, R = 8 L / (Nd Ncbps) (RS, tail and pad included); every "
        "row of a point holds at least " << r.cfg.min_info_bits << " information bits; frames of Nd = " << r.cfg.nd << "\n"
-    << "- the receivers' channel estimate projected on " << r.cfg.channel_taps << " taps (0: plain least squares)\n";
+    << "- the receivers' channel estimate projected on " << r.cfg.channel_taps_min << " to " << r.cfg.channel_taps
+    << " taps, chosen per frame (0: plain least squares)\n";
   std::snprintf(buf, sizeof buf, "- wall time %.1f s\n", r.seconds);
   o << buf;
   for (const auto& cv : r.curves) {

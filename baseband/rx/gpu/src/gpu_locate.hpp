@@ -108,6 +108,7 @@ private:
   rx_config cfg_;
   double body_energy_;                     ///< sum |x[n]|^2 of the preamble body, as synchronize sums it
   int nof_taps_;                           ///< smoother taps (0: plain LS)
+  int min_taps_;                           ///< the fewest a frame keeps
   cuda::device_buffer<float2> body_;       ///< preamble_body(), N samples
   cuda::device_buffer<double2> basis_;     ///< channel_smoother::basis(), NOF_USED x nof_taps_ row-major
   cuda::device_buffer<located_candidate> located_;

@@ -102,7 +102,7 @@ void launch_locate(const locate_args& a, cudaStream_t stream)
 
 } // namespace
 
-candidate_locator::candidate_locator(const rx_config& cfg, std::size_t max_candidates) : cfg_(cfg), body_energy_(0.0), nof_taps_(0)
+candidate_locator::candidate_locator(const rx_config& cfg, std::size_t max_candidates) : cfg_(cfg), body_energy_(0.0), nof_taps_(0), min_taps_(0)
 {
   if (max_candidates == 0 || max_candidates > std::size_t(std::numeric_limits<int32_t>::max())) {
     throw std::invalid_argument("candidate_locator: max_candidates must be 1 .. 2^31 - 1");
@@ -119,12 +119,13 @@ candidate_locator::candidate_locator(const rx_config& cfg, std::size_t max_candi
   if (cfg.channel_taps > 0) {
     // The smoother frame_locator builds: the first path sits timing_backoff samples
     // into the FFT window. Throws on a bad tap count, as the host does.
-    const channel_smoother sm(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps);
+    const channel_smoother sm(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps, std::max(1, cfg.channel_taps_min));
     const auto& q = sm.basis();
     static_assert(sizeof(std::complex<double>) == sizeof(double2));
     std::vector<double2> basis(q.size());
     std::memcpy(basis.data(), q.data(), q.size() * sizeof(double2));
     nof_taps_ = sm.nof_taps();
+    min_taps_ = sm.min_taps();
     basis_ = cuda::device_buffer<double2>(basis.size());
     WHD_CUDA_CHECK(cudaMemcpy(basis_.data(), basis.data(), basis_.size_bytes(), cudaMemcpyHostToDevice));
   }
@@ -168,6 +169,7 @@ void candidate_locator::run(const float2* d_samples, uint64_t first, std::size_t
   a.body = body_.data();
   a.basis = basis_.data();
   a.nof_taps = nof_taps_;
+  a.min_taps = min_taps_;
   a.body_energy = body_energy_;
   a.validate_threshold = cfg_.validate_threshold;
   a.first_path_fraction = cfg_.first_path_fraction;

@@ -18,6 +18,8 @@
 #pragma once
 
 #include "gpu_locate.hpp"
+
+#include <whd/baseband/channel_taps.hpp>
 #include "gpu_symbol_decoder.hpp"
 
 #include <whd/baseband/profile.hpp>
@@ -100,6 +102,7 @@ struct locate_args {
   const float2* body;         ///< N
   const double2* basis;       ///< NOF_USED x nof_taps, row-major
   int nof_taps;
+  int min_taps;               ///< the fewest taps a frame keeps (channel_taps.hpp)
   double body_energy;
   float validate_threshold;
   float first_path_fraction;
@@ -165,6 +168,7 @@ struct decisions {
   uint64_t start, fft0;
   double cfo_cps;
   double sig, diff;
+  int taps;                 ///< the taps the channel was projected on (0: plain LS)
   float2 base[NOF_WINDOWS]; ///< each window's derotation at its first sample
   float2 pilot_rot;
   double around, elsewhere; ///< the validation's sums
@@ -521,6 +525,7 @@ __device__ __forceinline__ bool header_step(const locate_args& a, const uint32_t
     }
     sm.d.sig = sig;
     sm.d.diff = diff;
+    sm.d.taps = 0;
   }
   const int nof_taps = a.nof_taps;
   if (nof_taps > 0) {
@@ -538,10 +543,18 @@ __device__ __forceinline__ bool header_step(const locate_args& a, const uint32_t
       sm.u.t.proj[l] = make_double2(pr, pi);
     }
     __syncthreads();
+    if (tid == 0) {
+      // The taps kept (channel_smoother::apply's chosen_taps, from the same sums).
+      const double2* proj = sm.u.t.proj;
+      sm.d.taps = chosen_taps([proj](int l) { return proj[l].x * proj[l].x + proj[l].y * proj[l].y; }, nof_taps, a.min_taps,
+                              sm.d.diff);
+    }
+    __syncthreads();
+    const int keep = sm.d.taps;
     for (int u = tid; u < p::NOF_USED; u += THREADS) {
       double ar = 0.0, ai = 0.0;
       const double2* q = a.basis + u * nof_taps;
-      for (int l = 0; l < nof_taps; ++l) {
+      for (int l = 0; l < keep; ++l) {
         const double2 qa = q[l], pa = sm.u.t.proj[l];
         ar += qa.x * pa.x - qa.y * pa.y;
         ai += qa.x * pa.y + qa.y * pa.x;
@@ -619,7 +632,7 @@ __device__ __forceinline__ void frame_params_step(const locate_args& a, const ui
     fp.cfo_cps = cfo;
     fp.window_offset = double(fft0 - start);
     fp.mod = int32_t(a.out[c].mod);
-    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, a.nof_taps);
+    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, sm.d.taps);
     const float2 step = derotation(cfo * 64.0);
     fp.step_re = step.x;
     fp.step_im = step.y;

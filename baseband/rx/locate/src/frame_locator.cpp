@@ -40,7 +40,8 @@ std::unique_ptr<channel_smoother> make_channel_smoother(const rx_config& cfg)
     return nullptr;
   }
   // The first path sits timing_backoff samples into the FFT window.
-  return std::make_unique<channel_smoother>(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps);
+  return std::make_unique<channel_smoother>(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps,
+                                            std::max(1, cfg.channel_taps_min));
 }
 
 candidate_locator::candidate_locator(const rx_config& cfg, const channel_smoother* smoother)

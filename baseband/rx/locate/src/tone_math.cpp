@@ -1,5 +1,7 @@
 #include <whd/baseband/tone_math.hpp>
 
+#include <whd/baseband/channel_taps.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <cmath>
@@ -10,11 +12,15 @@ namespace whd::baseband {
 
 namespace p = profile;
 
-channel_smoother::channel_smoother(int first_tap, int nof_taps) : nof_taps_(nof_taps)
+channel_smoother::channel_smoother(int first_tap, int nof_taps, int min_taps) : nof_taps_(nof_taps), min_taps_(min_taps)
 {
   if (nof_taps < 1 || nof_taps > p::NOF_USED / 2) {
     throw std::invalid_argument("channel_smoother: tap count out of range");
   }
+  if (min_taps < 1) {
+    throw std::invalid_argument("channel_smoother: the least tap count must be at least 1");
+  }
+  min_taps_ = std::min(min_taps, nof_taps);
   using c64 = std::complex<double>;
   const std::size_t U = p::NOF_USED, T = std::size_t(nof_taps);
   q_.assign(U * T, c64{});
@@ -101,6 +107,16 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void expand_taps(co
 
 void channel_smoother::apply(std::array<cf32, p::NOF_USED>& h) const
 {
+  project(h, nof_taps_);
+}
+
+int channel_smoother::apply(std::array<cf32, p::NOF_USED>& h, double diff) const
+{
+  return project(h, -1, diff);
+}
+
+int channel_smoother::project(std::array<cf32, p::NOF_USED>& h, int keep, double diff) const
+{
   // a = Q^H h, then h = Q a, in double: the complex products written out as the
   // compiler forms them (-fcx-limited-range: conj(q) h = (qr hr + qi hi, qr hi - qi hr),
   // q a = (qr ar - qi ai, qr ai + qi ar)), every sum in the order of the plain loops
@@ -110,10 +126,15 @@ void channel_smoother::apply(std::array<cf32, p::NOF_USED>& h) const
   std::array<double, p::NOF_USED / 2> a_re, a_im;
   std::array<double, p::NOF_USED> h_re, h_im;
   project_onto_taps(q_re_.data(), q_im_.data(), h.data(), T, a_re.data(), a_im.data());
-  expand_taps(qt_re_.data(), qt_im_.data(), a_re.data(), a_im.data(), T, h_re.data(), h_im.data());
+  if (keep < 0) {
+    keep = chosen_taps([&](int l) { return a_re[std::size_t(l)] * a_re[std::size_t(l)] + a_im[std::size_t(l)] * a_im[std::size_t(l)]; },
+                       nof_taps_, min_taps_, diff);
+  }
+  expand_taps(qt_re_.data(), qt_im_.data(), a_re.data(), a_im.data(), std::size_t(keep), h_re.data(), h_im.data());
   for (std::size_t u = 0; u < p::NOF_USED; ++u) {
     h[u] = cf32(float(h_re[u]), float(h_im[u]));
   }
+  return keep;
 }
 
 channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_smoother* smoother)
@@ -128,7 +149,7 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
     diff += std::norm(y0[b] - y1[b]);
   }
   if (smoother != nullptr) {
-    smoother->apply(ch.h);
+    ch.taps = smoother->apply(ch.h, diff);
   }
   for (std::size_t u = 0; u < ch.h.size(); ++u) {
     const float mag2 = std::norm(ch.h[u]);
@@ -140,7 +161,7 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
   // Per-tone SNR scaled to the whole band: the signal fills NOF_USED of N bins.
   const double snr = noise > 0.0 ? signal / noise * double(p::NOF_USED) / p::N : 1e15;
   ch.snr_dB = snr > 0.0 ? std::min(10.0 * std::log10(snr), 150.0) : -150.0;
-  ch.llr_inv_noise = llr_inv_noise(sig, diff, smoother != nullptr ? smoother->nof_taps() : 0);
+  ch.llr_inv_noise = llr_inv_noise(sig, diff, ch.taps);
   return ch;
 }
 

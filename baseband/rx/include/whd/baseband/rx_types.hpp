@@ -106,10 +106,14 @@ struct rx_config {
   /// The FFT window starts this many samples before the end of the guard, so
   /// that weak early paths and timing jitter stay inside the guard.
   int timing_backoff = 8;
-  /// Channel estimate: taps of the impulse response kept (0: plain least squares),
-  /// and how many of them lie before the first path.
+  /// Channel estimate: the window of the impulse response's taps (0: plain least
+  /// squares), how many of them lie before the first path, and the fewest a frame
+  /// keeps: each frame keeps the window's first K taps, K from channel_taps_min to
+  /// channel_taps in steps of 8, where its estimate's error is least
+  /// (channel_taps.hpp); channel_taps_min >= channel_taps keeps every tap.
   int channel_taps = 48;
   int channel_taps_early = 16;
+  int channel_taps_min = 24;
   /// Worker threads for the CPU backend (0: all hardware threads).
   unsigned nof_threads = 0;
   /// Data symbols decoded per batch (bounds memory for long frames).

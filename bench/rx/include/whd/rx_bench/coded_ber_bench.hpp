@@ -42,6 +42,8 @@ struct coded_ber_config {
   /// Taps the receivers project their channel estimate on (rx_config::channel_taps; 0:
   /// plain least squares); -1: the receivers' default.
   int channel_taps = -1;
+  /// The fewest taps a frame keeps (rx_config::channel_taps_min); -1: the receivers' default.
+  int channel_taps_min = -1;
   std::vector<double> targets{1e-4, 1e-5};
   std::string commit, command;
 };

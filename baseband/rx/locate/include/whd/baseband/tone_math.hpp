@@ -21,6 +21,7 @@ struct channel_estimate {
   std::array<cf32, profile::NOF_USED> h{};    ///< LS estimate averaged over both preamble symbols
   std::array<cf32, profile::NOF_USED> inv{};  ///< 1 / h (0 where h is 0)
   double snr_dB = 0.0;                         ///< signal over whole-band noise (whd-tx's SNR)
+  int taps = 0;                                ///< taps the estimate was projected on (0: plain LS)
   /// 1 / the noise variance of an equalised point, |H|^2 aside (demap.hpp's
   /// llr_inv_noise): the soft decisions' scale.
   float llr_inv_noise = 0.0f;
@@ -34,16 +35,27 @@ class channel_smoother {
 public:
   /// Taps [first_tap, first_tap + nof_taps) relative to the FFT window's start
   /// (negative taps wrap around: paths that arrive before the window).
-  channel_smoother(int first_tap, int nof_taps);
-  /// h <- Q Q^H h over the used tones.
+  /// With min_taps < nof_taps, apply(h, diff) keeps between min_taps and nof_taps of
+  /// them a frame, the window's first (channel_taps.hpp's chosen_taps).
+  channel_smoother(int first_tap, int nof_taps, int min_taps);
+  channel_smoother(int first_tap, int nof_taps) : channel_smoother(first_tap, nof_taps, nof_taps) {}
+  /// h <- Q Q^H h over the used tones (every tap).
   void apply(std::array<cf32, profile::NOF_USED>& h) const;
+  /// h <- Q_K Q_K^H h over the first K columns, K = chosen_taps from Q^H h and `diff`
+  /// (sum |Y0 - Y1|^2 over the used tones); returns K.
+  int apply(std::array<cf32, profile::NOF_USED>& h, double diff) const;
   int nof_taps() const noexcept { return nof_taps_; }
+  int min_taps() const noexcept { return min_taps_; }
   /// The basis Q as stored: NOF_USED x nof_taps() entries, row-major ([u * nof_taps() + l],
   /// used tone u, tap l), orthonormal columns; for backends that project on their own.
   const std::vector<std::complex<double>>& basis() const noexcept { return q_; }
 
 private:
+  /// Q^H h, then h <- the first `keep` columns' part of Q a (keep < 0: chosen_taps').
+  int project(std::array<cf32, profile::NOF_USED>& h, int keep, double diff = 0.0) const;
+
   int nof_taps_;
+  int min_taps_;
   std::vector<std::complex<double>> q_; ///< NOF_USED x nof_taps, orthonormal columns, row-major
   /// Q's real and imaginary parts apart, row-major as q_ ([u * T + l]) and transposed
   /// ([l * NOF_USED + u]): apply()'s two products run along contiguous rows of each.
