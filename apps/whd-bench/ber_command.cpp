@@ -70,7 +70,7 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
   rx_bench::ber_bench_config c;
   rx_bench::coded_ber_config cc;
   std::string mods = "qpsk,qam16", qpsk = "3:10:1", qam16 = "7:14:1", links = "f32", json, markdown;
-  std::string mcs, channels = "1,4", info_bits = "100000000";
+  std::string mcs, channels = "1,4", info_bits = "100000000", genie_errors;
   std::map<int, std::string> coded_grid;
   po::options_description desc(
       "whd-bench ber [options]\n\n"
@@ -113,6 +113,8 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
     ("channel-taps-min", po::value(&cc.channel_taps_min), "with --mcs: the fewest of the window's taps a frame keeps, 1..64 "
                                                           "(each frame chooses in steps of 8; the window's size: every tap; "
                                                           "default: the receivers' own, 24)")
+    ("genie-errors", po::value(&genie_errors), "with --mcs: give the genie rows the receiver's estimation errors, drawn: "
+                                                "channel, phase or channel,phase (what each costs the code)")
     ("ebn0-mcs0", po::value(&coded_grid[0]), "with --mcs: MCS 0's Eb/N0 points [dB] (a:b:step or a,b,c)")
     ("ebn0-mcs1", po::value(&coded_grid[1]), "with --mcs: MCS 1's Eb/N0 points [dB]")
     ("ebn0-mcs2", po::value(&coded_grid[2]), "with --mcs: MCS 2's Eb/N0 points [dB]")
@@ -169,6 +171,18 @@ int run_ber(const std::vector<std::string>& args, const std::string& command)
       cc.min_info_bits = uint64_t(bits);
       if (cc.channel_taps != -1 && (cc.channel_taps < 0 || cc.channel_taps > profile::G)) {
         throw std::invalid_argument("--channel-taps must be 0 .. " + std::to_string(profile::G));
+      }
+      if (!genie_errors.empty()) {
+        std::stringstream gin(genie_errors);
+        for (std::string t; std::getline(gin, t, ',');) {
+          if (t == "channel") {
+            cc.genie_errors.channel = true;
+          } else if (t == "phase") {
+            cc.genie_errors.phase = true;
+          } else {
+            throw std::invalid_argument("--genie-errors: '" + t + "' is neither channel nor phase");
+          }
+        }
       }
       if (cc.channel_taps_min != -1 && (cc.channel_taps_min < 1 || cc.channel_taps_min > profile::G)) {
         throw std::invalid_argument("--channel-taps-min must be 1 .. " + std::to_string(profile::G));

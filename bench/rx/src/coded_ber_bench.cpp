@@ -9,6 +9,7 @@
 #include <whd/baseband/impairments.hpp>
 #include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
+#include <whd/baseband/tone_math.hpp>
 #include <whd/fec/coded_rx.hpp>
 #include <whd/fec/coded_tx.hpp>
 #include <whd/transport/capture.hpp>
@@ -69,9 +70,10 @@ void merge(coded_tally& into, const coded_tally& t)
 
 /// The genie rows of one frame: its coded bits on each data tone through the known
 /// channel H (flat, or the taps the whole receiver's capture of the same chunk has),
-/// float LLRs with the true noise.
-void genie_frame(const fec::frame_geometry& g, int taps, uint64_t chunk_seed, double es_n0, uint64_t seed, coded_tally& genie,
-                 coded_tally& tiles, coded_tally& hard)
+/// float LLRs with the true noise; with `errors`, equalised and weighted instead by an
+/// estimate as the receiver's errs (coded_ber_config::genie_errors).
+void genie_frame(const fec::frame_geometry& g, int taps, uint64_t chunk_seed, double es_n0, uint64_t seed, genie_error_set errors,
+                 coded_tally& genie, coded_tally& tiles, coded_tally& hard)
 {
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> info(g.info_bytes);
@@ -98,7 +100,31 @@ void genie_frame(const fec::frame_geometry& g, int taps, uint64_t chunk_seed, do
   const auto mod = fec::modulation_of_mcs(g.mcs);
   const int B = g.bits_per_tone;
   std::vector<float> soft(g.coded_bits());
+  // The receiver's channel estimate error: the two-symbol LS estimate's noise (n0 / 2 a
+  // tone) projected on GENIE_TAPS taps, i.e. that many coefficients of variance n0 / 2 on
+  // the projection's orthonormal basis. Its pilots' phase error, a symbol at a time: the
+  // phase of NOF_PILOTS tones' sum, of variance 1 / (2 NOF_PILOTS Es/N0) on a flat channel.
+  constexpr int GENIE_TAPS = 24;
+  std::array<std::complex<double>, p::NOF_DATA> Hest = H;
+  if (errors.channel) {
+    static const bb::channel_smoother sm(-16, GENIE_TAPS);
+    const auto& qb = sm.basis();
+    std::array<std::complex<double>, GENIE_TAPS> c;
+    for (auto& v : c) {
+      v = std::complex<double>(noise(rng), noise(rng)) * std::sqrt(0.5);
+    }
+    for (int d = 0; d < p::NOF_DATA; ++d) {
+      const auto u = std::size_t(p::DATA_USED[std::size_t(d)]);
+      std::complex<double> e = 0.0;
+      for (std::size_t l = 0; l < c.size(); ++l) {
+        e += qb[u * c.size() + l] * c[l];
+      }
+      Hest[std::size_t(d)] += e;
+    }
+  }
+  std::normal_distribution<double> phase(0.0, std::sqrt(1.0 / (2.0 * p::NOF_PILOTS * es_n0)));
   for (uint64_t m = 0; m < g.nd; ++m) {
+    const std::complex<double> rot = errors.phase ? std::polar(1.0, phase(rng)) : std::complex<double>(1.0);
     for (int d = 0; d < p::NOF_DATA; ++d) {
       const uint64_t t0 = m * uint64_t(g.ncbps) + uint64_t(d * B);
       unsigned idx = 0;
@@ -107,8 +133,9 @@ void genie_frame(const fec::frame_geometry& g, int taps, uint64_t chunk_seed, do
       }
       const std::complex<double> hd = H[std::size_t(d)];
       const std::complex<double> y = hd * std::complex<double>(bb::constellation_point(mod, idx)) + std::complex<double>(noise(rng), noise(rng));
-      const std::complex<double> z = y / hd;
-      const auto w = float(std::norm(hd) / n0);
+      const std::complex<double> he = Hest[std::size_t(d)];
+      const std::complex<double> z = y * rot / he;
+      const auto w = float(std::norm(he) / n0);
       if (mod == p::modulation::qpsk) {
         bb::llr_qpsk(float(z.real()), float(z.imag()), w, soft.data() + t0);
       } else {
@@ -253,7 +280,7 @@ coded_ber_result run_coded_ber_bench(const coded_ber_config& cfg, const std::fun
               coded_tally a, b, c;
               for (uint64_t f; (f = next.fetch_add(1)) < nof_frames;) {
                 genie_frame(g, taps, chunk_seed(pi, f / cfg.frames_per_chunk), std::pow(10.0, es_n0_dB / 10.0),
-                            mix_seed(cfg.seed, uint64_t(mcs) * 16 + uint64_t(taps), pi, f), a, b, c);
+                            mix_seed(cfg.seed, uint64_t(mcs) * 16 + uint64_t(taps), pi, f), cfg.genie_errors, a, b, c);
               }
               std::lock_guard lk(m);
               merge(genie, a);
@@ -351,7 +378,8 @@ std::string to_json(const coded_ber_result& r)
   j["seconds"] = r.seconds;
   j["config"] = {{"min_info_bits", r.cfg.min_info_bits}, {"nd", r.cfg.nd},          {"frames_per_chunk", r.cfg.frames_per_chunk},
                  {"seed", r.cfg.seed},                   {"channel_taps", r.cfg.channel_taps},
-                 {"channel_taps_min", r.cfg.channel_taps_min}};
+                 {"channel_taps_min", r.cfg.channel_taps_min},
+                 {"genie_errors", {{"channel", r.cfg.genie_errors.channel}, {"phase", r.cfg.genie_errors.phase}}}};
   j["ebn0_mapping"] = "Es/N0 per data tone = Eb/N0 * B * R, R = 8 L / (Nd Ncbps); SNR_dB = Es/N0_dB - 10 log10(512/352)";
   for (const auto& cv : r.curves) {
     nlohmann::json o{{"mcs", cv.mcs}, {"taps", cv.taps}};
@@ -386,6 +414,11 @@ std::string to_markdown(const coded_ber_result& r)
        "row of a point holds at least " << r.cfg.min_info_bits << " information bits; frames of Nd = " << r.cfg.nd << "\n"
     << "- the receivers' channel estimate projected on " << r.cfg.channel_taps_min << " to " << r.cfg.channel_taps
     << " taps, chosen per frame (0: plain least squares)\n";
+  if (r.cfg.genie_errors.channel || r.cfg.genie_errors.phase) {
+    o << "- the genie's (and tiles' and hard's) LLRs carry estimation errors drawn as the receiver's:"
+      << (r.cfg.genie_errors.channel ? " channel estimate (24 taps)" : "") << (r.cfg.genie_errors.phase ? " pilot phase per symbol" : "")
+      << "\n";
+  }
   std::snprintf(buf, sizeof buf, "- wall time %.1f s\n", r.seconds);
   o << buf;
   for (const auto& cv : r.curves) {

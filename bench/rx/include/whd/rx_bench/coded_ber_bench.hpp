@@ -28,6 +28,12 @@
 
 namespace whd::rx_bench {
 
+/// Estimation errors of the receiver's a genie row can be given (coded_ber_config).
+struct genie_error_set {
+  bool channel = false; ///< the channel estimate's: LS over two symbols, projected on 24 taps
+  bool phase = false;   ///< the pilots' common phase, a symbol at a time
+};
+
 struct coded_ber_config {
   std::vector<int> mcs{0, 1, 2, 7};
   std::vector<int> taps{1, 4};             ///< channels: 1 (AWGN) and multipath of this many taps
@@ -44,6 +50,9 @@ struct coded_ber_config {
   int channel_taps = -1;
   /// The fewest taps a frame keeps (rx_config::channel_taps_min); -1: the receivers' default.
   int channel_taps_min = -1;
+  /// Estimation errors the genie rows' LLRs carry, drawn as the receiver's would be (a
+  /// measure of what each costs the code; none: the true genie).
+  genie_error_set genie_errors;
   std::vector<double> targets{1e-4, 1e-5};
   std::string commit, command;
 };
