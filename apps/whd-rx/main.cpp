@@ -569,11 +569,6 @@ int run(const options& o)
   if (truth) {
     log->info("truth: {} bit errors in {} bits (BER {:.3g}), {} bits missing or extra", truth->bit_errors, truth->compared_bits,
               truth->ber(), truth->missing_bits);
-    if (!result.header_failures.empty()) {
-      log->warn("truth: {} header failure(s): the truth is compared as one stream, so where one was a frame of the truth's, "
-                "the payload after it meets the next frame's truth and the bit errors from there on are not the receiver's",
-                result.header_failures.size());
-    }
   }
   if (result.interrupted) {
     const int sig = g_signal != 0 ? int(g_signal) : SIGINT;

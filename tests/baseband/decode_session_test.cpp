@@ -278,4 +278,44 @@ TEST(decode_session, a_capture_cut_short_is_warned_of_and_its_first_frame_decode
   EXPECT_TRUE(std::equal(payload.bytes().begin(), payload.bytes().end(), truth.begin()));
 }
 
+// A truth that holds the frame whose header is broken (as a transmitter's does) is
+// compared out of step after it: the run says so. The conformance truth, without that
+// frame, stays in step: no warning.
+TEST(decode_session, a_failed_header_that_shifts_the_truth_is_warned_of)
+{
+  const std::string name = "header_crc_fail_cf32";
+  const auto truth = read_bytes(vector_file(name + ".truth"));
+  ASSERT_EQ(read_table(name).header_failures, 1u);
+  const std::size_t frame_bytes = truth.size() / read_table(name).frames;
+  for (const bool with_lost_frame : {false, true}) {
+    auto opts = cpu_options(vector_file(name + ".sigmf-meta"));
+    std::vector<std::string> warnings;
+    opts.warn = [&warnings](const std::string& line) { warnings.push_back(line); };
+    const auto truth_path = temp_path(with_lost_frame ? "with.truth" : "without.truth");
+    auto t = truth;
+    if (with_lost_frame) { // frame 1's payload (any bytes) between frames 0 and 2
+      t.insert(t.begin() + std::ptrdiff_t(frame_bytes), frame_bytes, uint8_t(0x5a));
+    }
+    write_bytes(truth_path, t);
+    opts.truth = truth_path.string();
+    bb::decode_session s(opts);
+    const auto made = s.make_receiver(cpu_request());
+    bb::memory_sink payload;
+    const auto& res = s.run(*made.rx, &payload);
+    ASSERT_EQ(res.header_failures.size(), 1u);
+    ASSERT_TRUE(s.truth().has_value());
+    const auto shift = std::count_if(warnings.begin(), warnings.end(),
+                                     [](const std::string& w) { return w.find("compared as one stream") != std::string::npos; });
+    if (with_lost_frame) {
+      EXPECT_EQ(shift, 1) << "a truth holding the lost frame";
+      EXPECT_GT(s.truth()->bit_errors, 0u);
+      EXPECT_EQ(s.truth()->missing_bits, uint64_t(frame_bytes) * 8);
+    } else {
+      EXPECT_EQ(shift, 0) << "the conformance truth";
+      EXPECT_EQ(s.truth()->bit_errors, 0u);
+    }
+    fs::remove(truth_path);
+  }
+}
+
 } // namespace

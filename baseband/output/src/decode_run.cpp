@@ -55,6 +55,18 @@ std::optional<std::string> bad_samples_warning(const receive_result& res)
          "bad_symbols in the report)";
 }
 
+std::optional<std::string> truth_shift_warning(const receive_result& res, const truth_comparison& truth)
+{
+  if (res.header_failures.empty() || truth.decoded_bytes >= truth.expected_bytes) {
+    return std::nullopt;
+  }
+  return std::to_string(res.header_failures.size()) + " header failure(s) and " +
+         std::to_string(truth.expected_bytes - truth.decoded_bytes) +
+         " byte(s) fewer than the truth: the truth is compared as one stream, so where a failed header was a frame of "
+         "the truth's, the payload after it meets the next frame's truth, and the bit errors from there on are not the "
+         "receiver's";
+}
+
 void tee_sink::write(std::span<const uint8_t> bytes)
 {
   constexpr std::size_t PARALLEL_FROM = std::size_t(1) << 16;

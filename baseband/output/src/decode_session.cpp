@@ -63,6 +63,9 @@ const receive_result& decode_session::run(receiver& rx, payload_sink* otherwise,
   if (checker_ != nullptr) {
     truth_ = checker_->result();
     truth_->path = *options_.truth;
+    if (const auto warning = truth_shift_warning(result_, *truth_); warning && options_.warn) {
+      options_.warn(*warning);
+    }
   }
   if (const auto warning = bad_samples_warning(result_); warning && options_.warn) {
     options_.warn(*warning);

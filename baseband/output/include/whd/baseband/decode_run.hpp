@@ -31,6 +31,12 @@ std::optional<std::string> cut_short_warning(const transport::capture_info& info
 /// (decoded as 0); nullopt otherwise.
 std::optional<std::string> bad_samples_warning(const receive_result& res);
 
+/// A warning when a run with header failures decoded fewer bytes than its truth holds:
+/// the truth is compared as one stream, so where a failed header was a frame of the
+/// truth's, the payload after it meets the next frame's truth. (A truth without the
+/// frames whose headers are broken, as the conformance captures' are, stays aligned.)
+std::optional<std::string> truth_shift_warning(const receive_result& res, const truth_comparison& truth);
+
 /// Forwards the payload to a file and to a truth comparison, each if any (neither
 /// keeps it: memory stays bounded for any capture size). With both, a large write
 /// goes to the two at once, on this thread and one other: on a 40 GB capture the

@@ -107,7 +107,8 @@ public:
   /// Decodes the capture with `rx`: the payload to the payload file (opened now if
   /// open_payload was not called) or else to `otherwise` (may be null), and to the
   /// truth comparison; the file closed; the truth's comparison collected; a warning
-  /// when samples were NaN or infinite.
+  /// when samples were NaN or infinite, and when a failed header may have shifted the
+  /// truth's comparison (decode_run.hpp's truth_shift_warning).
   /// @throws what the receiver or the payload file throw
   const receive_result& run(receiver& rx, payload_sink* otherwise = nullptr, const progress_fn& progress = {});
 
