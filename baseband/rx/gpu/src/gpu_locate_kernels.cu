@@ -32,6 +32,7 @@
 #include "gpu_locate.hpp"
 #include "gpu_locate_steps.cuh"
 
+#include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/sync.hpp>
 #include <whd/baseband/tone_math.hpp>
 #include <whd/fft/fft512_device.cuh>
@@ -116,16 +117,14 @@ candidate_locator::candidate_locator(const rx_config& cfg, std::size_t max_candi
   }
   body_ = cuda::device_buffer<float2>(body.size());
   WHD_CUDA_CHECK(cudaMemcpy(body_.data(), body.data(), body_.size_bytes(), cudaMemcpyHostToDevice));
-  if (cfg.channel_taps > 0) {
-    // The smoother frame_locator builds: the first path sits timing_backoff samples
-    // into the FFT window. Throws on a bad tap count, as the host does.
-    const channel_smoother sm(cfg.timing_backoff - cfg.channel_taps_early, cfg.channel_taps, std::max(1, cfg.channel_taps_min));
-    const auto& q = sm.basis();
+  // The smoother the host locator builds (throws on a bad tap count, as the host does).
+  if (const auto sm = make_channel_smoother(cfg); sm != nullptr) {
+    const auto& q = sm->basis();
     static_assert(sizeof(std::complex<double>) == sizeof(double2));
     std::vector<double2> basis(q.size());
     std::memcpy(basis.data(), q.data(), q.size() * sizeof(double2));
-    nof_taps_ = sm.nof_taps();
-    min_taps_ = sm.min_taps();
+    nof_taps_ = sm->nof_taps();
+    min_taps_ = sm->min_taps();
     basis_ = cuda::device_buffer<double2>(basis.size());
     WHD_CUDA_CHECK(cudaMemcpy(basis_.data(), basis.data(), basis_.size_bytes(), cudaMemcpyHostToDevice));
   }

@@ -12,7 +12,8 @@ namespace whd::baseband {
 
 namespace p = profile;
 
-channel_smoother::channel_smoother(int first_tap, int nof_taps, int min_taps) : nof_taps_(nof_taps), min_taps_(min_taps)
+channel_smoother::channel_smoother(int first_tap, int nof_taps, int min_taps)
+    : nof_taps_(nof_taps), min_taps_(std::min(min_taps, nof_taps))
 {
   if (nof_taps < 1 || nof_taps > p::NOF_USED / 2) {
     throw std::invalid_argument("channel_smoother: tap count out of range");
@@ -20,7 +21,6 @@ channel_smoother::channel_smoother(int first_tap, int nof_taps, int min_taps) : 
   if (min_taps < 1) {
     throw std::invalid_argument("channel_smoother: the least tap count must be at least 1");
   }
-  min_taps_ = std::min(min_taps, nof_taps);
   using c64 = std::complex<double>;
   const std::size_t U = p::NOF_USED, T = std::size_t(nof_taps);
   q_.assign(U * T, c64{});
