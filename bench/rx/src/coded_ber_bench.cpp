@@ -101,15 +101,16 @@ void genie_frame(const fec::frame_geometry& g, int taps, uint64_t chunk_seed, do
   const int B = g.bits_per_tone;
   std::vector<float> soft(g.coded_bits());
   // The receiver's channel estimate error: the two-symbol LS estimate's noise (n0 / 2 a
-  // tone) projected on GENIE_TAPS taps, i.e. that many coefficients of variance n0 / 2 on
-  // the projection's orthonormal basis. Its pilots' phase error, a symbol at a time: the
-  // phase of NOF_PILOTS tones' sum, of variance 1 / (2 NOF_PILOTS Es/N0) on a flat channel.
-  constexpr int GENIE_TAPS = 24;
+  // tone) projected on the fewest taps the receiver keeps (what a flat channel keeps),
+  // i.e. that many coefficients of variance n0 / 2 on the projection's orthonormal
+  // basis. Its pilots' phase error, a symbol at a time: the phase of NOF_PILOTS tones'
+  // sum, of variance 1 / (2 NOF_PILOTS Es/N0) on a flat channel.
   std::array<std::complex<double>, p::NOF_DATA> Hest = H;
   if (errors.channel) {
-    static const bb::channel_smoother sm(-16, GENIE_TAPS);
+    static const bb::rx_config rc;
+    static const bb::channel_smoother sm(rc.timing_backoff - rc.channel_taps_early, rc.channel_taps_min);
     const auto& qb = sm.basis();
-    std::array<std::complex<double>, GENIE_TAPS> c;
+    std::vector<std::complex<double>> c(std::size_t(sm.nof_taps()));
     for (auto& v : c) {
       v = std::complex<double>(noise(rng), noise(rng)) * std::sqrt(0.5);
     }
@@ -416,7 +417,7 @@ std::string to_markdown(const coded_ber_result& r)
     << " taps, chosen per frame (0: plain least squares)\n";
   if (r.cfg.genie_errors.channel || r.cfg.genie_errors.phase) {
     o << "- the genie's (and tiles' and hard's) LLRs carry estimation errors drawn as the receiver's:"
-      << (r.cfg.genie_errors.channel ? " channel estimate (24 taps)" : "") << (r.cfg.genie_errors.phase ? " pilot phase per symbol" : "")
+      << (r.cfg.genie_errors.channel ? " channel estimate (" + std::to_string(bb::rx_config{}.channel_taps_min) + " taps)" : "") << (r.cfg.genie_errors.phase ? " pilot phase per symbol" : "")
       << "\n";
   }
   std::snprintf(buf, sizeof buf, "- wall time %.1f s\n", r.seconds);

@@ -30,7 +30,7 @@ namespace whd::rx_bench {
 
 /// Estimation errors of the receiver's a genie row can be given (coded_ber_config).
 struct genie_error_set {
-  bool channel = false; ///< the channel estimate's: LS over two symbols, projected on 24 taps
+  bool channel = false; ///< the channel estimate's: LS over two symbols, projected on the fewest taps kept
   bool phase = false;   ///< the pilots' common phase, a symbol at a time
 };
 
