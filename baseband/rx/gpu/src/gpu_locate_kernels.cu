@@ -14,7 +14,7 @@
 //   3. three groups of 64 threads run the project's 512-point device FFT, one window each;
 //   4. LS channel, smoother projection in double (one thread per tap, then one per
 //      tone), 1/H, SNR (its terms by every thread, added in order by thread 0), the
-//      pilots' phase, the header's maximum-ratio combining and profile::parse_header;
+//      pilots' phase, the header's maximum-ratio combining and profile::decide_header;
 //      then the frame_params of an accepted frame.
 //
 // Work per candidate: reads 6 KB (lag window) + 13 KB (header windows) of samples, the

@@ -10,7 +10,7 @@
 ///   4. header_step: the channel estimate, SNR, the pilots' phase, the header;
 /// then frame_params_step writes an accepted frame's parameters for the fused kernel.
 /// Each step is what the host does (sync.cpp synchronize, frame_locator::locate,
-/// estimate_channel, decide_header), its sums in the host's order; the file that
+/// estimate_channel, header_soft), its sums in the host's order; the file that
 /// includes this one is built with -fmad=false, as the kernel is (baseband/rx/CMakeLists.txt).
 /// Every branch is the same for all the block's threads (it depends on the
 /// candidate and on shared memory only), so each step may be called alone by a
@@ -494,7 +494,7 @@ __device__ __forceinline__ void transform_step(shared_mem& sm)
   __syncthreads();
 }
 
-/// Step 4, channel (estimate_channel) and header (decide_header, parse_header) from
+/// Step 4, channel (estimate_channel) and header (header_soft, profile::decide_header) from
 /// the transforms in sm.v.y: the channel on the used tones into sm.u.t.h (smoothed
 /// with a.basis where a.nof_taps > 0), the SNR's sums into sm.d.sig and sm.d.diff,
 /// and candidate `c`'s verdict written to a.out[c] by thread 0. Returns whether the
@@ -590,12 +590,8 @@ __device__ __forceinline__ bool header_step(const locate_args& a, const uint32_t
   }
   __syncthreads();
   if (tid == 0) {
-    std::array<uint8_t, p::HEADER_BITS> bits{};
-    for (int j = 0; j < p::HEADER_BITS; ++j) {
-      bits[std::size_t(j)] = sm.u.t.soft[j] < 0.0f ? 1 : 0;
-    }
     p::header_fields f{};
-    const p::header_status hs = p::parse_header(bits, f);
+    const p::header_status hs = p::decide_header(sm.u.t.soft, f).status;
     // estimate_channel's SNR.
     const double noise = sm.d.diff / (2.0 * p::NOF_USED);
     const double signal = fmax(sm.d.sig / p::NOF_USED - noise / 2.0, 0.0);

@@ -87,7 +87,7 @@ located_detection candidate_locator::examine(const transport::sample_source& src
     y[m] = plan_->out;
   }
   x.channel = estimate_channel(y[0].data(), y[1].data(), smoother_);
-  x.header = p::parse_header(decide_header(y[2].data(), x.channel), x.fields);
+  x.header = p::decide_header(header_soft(y[2].data(), x.channel).data(), x.fields).status;
   x.what = x.header == p::header_status::ok ? locate_outcome::accepted : locate_outcome::rejected;
   return x;
 }

@@ -177,7 +177,7 @@ cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m)
   return mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
 }
 
-std::array<uint8_t, p::HEADER_BITS> decide_header(const cf32* y, const channel_estimate& ch)
+std::array<float, p::HEADER_BITS> header_soft(const cf32* y, const channel_estimate& ch)
 {
   const cf32 rot = pilot_derotation(y, ch, p::HEADER_SYMBOL);
   std::array<float, p::HEADER_BITS> acc{};
@@ -187,11 +187,7 @@ std::array<uint8_t, p::HEADER_BITS> decide_header(const cf32* y, const channel_e
     const float soft = (y[p::DATA_BIN[std::size_t(d)]] * std::conj(ch.h[std::size_t(u)]) * rot).real();
     acc[std::size_t(d % p::HEADER_BITS)] += p::pn(d) ? -soft : soft;
   }
-  std::array<uint8_t, p::HEADER_BITS> h{};
-  for (std::size_t j = 0; j < h.size(); ++j) {
-    h[j] = acc[j] < 0.0f ? 1 : 0;
-  }
-  return h;
+  return acc;
 }
 
 uint16_t float_to_half(float f)

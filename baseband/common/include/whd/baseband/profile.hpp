@@ -328,6 +328,80 @@ constexpr header_status parse_header(const std::array<uint8_t, HEADER_BITS>& h, 
   return header_status::ok;
 }
 
+/// The header's soft decision (§4 leaves deciding to the receiver): each bit's
+/// combined soft value (positive: bit 0) decided by its sign, and where that header
+/// fails its CRC, the two least reliable bits flipped in turn and together (a Chase
+/// search, cheapest pattern first) until one parses; a flip is allowed only where the
+/// bit's magnitude is under HEADER_FLIP_LIMIT of the mean magnitude, so a header sent
+/// wrong (every repetition of a bit inverted) stays rejected. CRC-16/CCITT-FALSE over 48
+/// bits has minimum distance 4 (header_crc_distance below), so at most one of the
+/// three patterns can pass and none passes a header with two errors elsewhere.
+inline constexpr float HEADER_FLIP_LIMIT = 0.5f;
+inline constexpr int HEADER_CHASE_BITS = 2;
+
+struct header_decision {
+  header_status status = header_status::crc;
+  uint8_t flips = 0; ///< bits flipped to pass the CRC (0 when the signs passed)
+};
+
+constexpr header_decision decide_header(const float* soft, header_fields& out)
+{
+  std::array<uint8_t, HEADER_BITS> h{};
+  float sum = 0.0f;
+  int weakest[HEADER_CHASE_BITS] = {-1, -1}; // ascending magnitude, the lower index on ties
+  for (int j = 0; j < HEADER_BITS; ++j) {
+    const float s = soft[j];
+    const float a = s < 0.0f ? -s : s;
+    h[std::size_t(j)] = s < 0.0f ? 1 : 0;
+    sum += a;
+    for (int k = 0; k < HEADER_CHASE_BITS; ++k) {
+      const int w = weakest[k];
+      if (w < 0 || a < (soft[w] < 0.0f ? -soft[w] : soft[w])) {
+        for (int i = HEADER_CHASE_BITS - 1; i > k; --i) {
+          weakest[i] = weakest[i - 1];
+        }
+        weakest[k] = j;
+        break;
+      }
+    }
+  }
+  header_decision d{parse_header(h, out), 0};
+  if (d.status != header_status::crc) {
+    return d;
+  }
+  const float limit = HEADER_FLIP_LIMIT * (sum / float(HEADER_BITS));
+  bool weak[HEADER_CHASE_BITS] = {};
+  for (int k = 0; k < HEADER_CHASE_BITS; ++k) {
+    const float s = soft[weakest[k]];
+    weak[k] = (s < 0.0f ? -s : s) < limit;
+  }
+  // Patterns by cost (the sum of the flipped magnitudes): {0}, {1}, {0, 1}.
+  for (unsigned pattern = 1; pattern < (1u << HEADER_CHASE_BITS); ++pattern) {
+    bool allowed = true;
+    for (int k = 0; k < HEADER_CHASE_BITS; ++k) {
+      allowed = allowed && (((pattern >> k) & 1u) == 0 || weak[k]);
+    }
+    if (!allowed) {
+      continue;
+    }
+    std::array<uint8_t, HEADER_BITS> t = h;
+    uint8_t n = 0;
+    for (int k = 0; k < HEADER_CHASE_BITS; ++k) {
+      if (((pattern >> k) & 1u) != 0) {
+        t[std::size_t(weakest[k])] ^= 1u;
+        ++n;
+      }
+    }
+    header_fields f{};
+    if (parse_header(t, f) == header_status::ok) {
+      out = f;
+      return {header_status::ok, n};
+    }
+  }
+  parse_header(h, out); // the fields as the signs read them, for the report
+  return d;
+}
+
 // ---------------------------------------------------------------- §5 constellations
 
 /// QPSK amplitude a = 1/sqrt(2).

@@ -69,9 +69,10 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
 /// e^{-j theta} of a symbol m >= 2: theta = arg sum_p Y[p] conj(H[p]) P[m].
 cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m);
 
-/// Decide the 48 header bits from the header symbol's FFT: the 7 repetitions are
-/// combined (maximum-ratio, after the pilot phase) before deciding.
-std::array<uint8_t, profile::HEADER_BITS> decide_header(const cf32* y, const channel_estimate& ch);
+/// The 48 header bits' soft values (positive: bit 0) from the header symbol's FFT: the
+/// 7 repetitions combined (maximum-ratio, after the pilot phase); profile::decide_header
+/// decides them.
+std::array<float, profile::HEADER_BITS> header_soft(const cf32* y, const channel_estimate& ch);
 
 /// Demap one data symbol's FFT (N bins) to its payload bytes (bytes_per_symbol(mod)),
 /// when `out` is not null, and, when `llr` is not null, to its bits' max-log LLRs
