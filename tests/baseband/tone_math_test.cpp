@@ -213,4 +213,66 @@ TEST(chosen_taps, takes_the_least_estimated_error_and_ties_keep_more)
   EXPECT_EQ(bb::chosen_taps([&](int l) { return a[std::size_t(l)]; }, 48, 60, diff), 48);
 }
 
+
+/// Mean square phase error (rad^2) of the pilots' derotation and of a data symbol's
+/// (data_derotation) over `trials` QPSK or 16-QAM symbols at Es/N0 `esn0_dB` a tone,
+/// through a flat channel of random gain that the receiver knows, turned by a random
+/// phase in +-0.3 rad.
+std::pair<double, double> phase_errors(p::modulation mod, double esn0_dB, int trials)
+{
+  std::mt19937_64 rng(99);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::uniform_real_distribution<double> phase(-0.3, 0.3);
+  std::uniform_int_distribution<unsigned> index(0, mod == p::modulation::qpsk ? 3u : 15u);
+  const double n0 = std::pow(10.0, -esn0_dB / 10.0);
+  const auto sd = float(std::sqrt(n0 / 2.0));
+  double pilot = 0.0, data = 0.0;
+  for (int i = 0; i < trials; ++i) {
+    const long long m = 3 + i % 100;
+    const cf32 g = std::polar(float(0.5 + 0.1 * (i % 7)), float(i));
+    bb::channel_estimate ch;
+    ch.h.fill(g);
+    ch.inv.fill(1.0f / g);
+    ch.llr_inv_noise = float(std::norm(g) > 0 ? 1.0 / n0 : 0.0); // |H|^2 goes in through inv
+    const double theta = phase(rng);
+    const cf32 turn = g * std::polar(1.0f, float(theta));
+    std::array<cf32, p::N> y{};
+    for (int d = 0; d < p::NOF_DATA; ++d) {
+      const auto pt = mod == p::modulation::qpsk ? p::qpsk_point(index(rng)) : p::qam16_point(index(rng));
+      y[std::size_t(p::DATA_BIN[std::size_t(d)])] = cf32(pt[0], pt[1]) * turn + std::abs(g) * cf32(sd * gauss(rng), sd * gauss(rng));
+    }
+    for (int k = 0; k < p::NOF_PILOTS; ++k) {
+      y[std::size_t(p::PILOT_BIN[std::size_t(k)])] =
+          p::pilot_value(m) * turn + std::abs(g) * cf32(sd * gauss(rng), sd * gauss(rng));
+    }
+    const cf32 e = std::polar(1.0f, float(theta));
+    pilot += std::pow(std::arg(bb::pilot_derotation(y.data(), ch, m) * e), 2);
+    data += std::pow(std::arg(bb::data_derotation(y.data(), ch, m, mod) * e), 2);
+  }
+  return {pilot / trials, data / trials};
+}
+
+TEST(data_derotation, refines_a_qpsk_symbols_phase_by_its_data)
+{
+  // The pilots alone: variance 1 / (2 x 16 x Es/N0). Two Newton steps of the symbol's
+  // likelihood with the data unknown take it down about 3.5x at 1.5 dB (MCS 0's
+  // operating point, a numerical model of the same estimator) and far further at
+  // higher SNR, where the data are nearly known (the bound with known data is
+  // 1 / (2 x 352 x Es/N0)).
+  for (const double esn0 : {1.5, 6.0, 20.0}) {
+    const auto [pilot, data] = phase_errors(p::modulation::qpsk, esn0, 4000);
+    const double pilots_law = 1.0 / (2.0 * 16.0 * std::pow(10.0, esn0 / 10.0));
+    const double known_data = 1.0 / (2.0 * 352.0 * std::pow(10.0, esn0 / 10.0));
+    EXPECT_NEAR(pilot, pilots_law, 0.1 * pilots_law) << esn0 << " dB";
+    EXPECT_LT(data, pilot / (esn0 < 3.0 ? 2.5 : 8.0)) << esn0 << " dB";
+    EXPECT_GT(data, 0.9 * known_data) << esn0 << " dB";
+  }
+}
+
+TEST(data_derotation, leaves_16qam_to_the_pilots)
+{
+  const auto [pilot, data] = phase_errors(p::modulation::qam16, 10.0, 200);
+  EXPECT_EQ(pilot, data);
+}
+
 } // namespace

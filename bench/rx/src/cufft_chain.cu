@@ -40,6 +40,8 @@ __global__ void __launch_bounds__(gpu::GROUP* SYMBOLS_PER_BLOCK) demap_kernel(gp
 {
   __shared__ float2 y_s[SYMBOLS_PER_BLOCK][p::N];
   __shared__ float2 rot_s[SYMBOLS_PER_BLOCK];
+  __shared__ float mag_s[SYMBOLS_PER_BLOCK];
+  __shared__ float2 red_s[SYMBOLS_PER_BLOCK][2];
   const int g = int(threadIdx.x) / gpu::GROUP;
   const int t = int(threadIdx.x) % gpu::GROUP;
   const std::size_t sym = std::size_t(blockIdx.x) * SYMBOLS_PER_BLOCK + std::size_t(g);
@@ -52,10 +54,52 @@ __global__ void __launch_bounds__(gpu::GROUP* SYMBOLS_PER_BLOCK) demap_kernel(gp
   const gpu::symbol_desc desc = b.symbols[s];
   const gpu::frame_params& fp = b.frames[desc.frame];
   if (t < 32) { // the first warp of the group finds the pilots' common phase
-    const float2 rot = gpu::pilot_rotation(y_s[g][gpu::D_TONES.pilot_bin[t % p::NOF_PILOTS]], gpu::load_pilot_weight(fp, desc.m, t));
+    float mag;
+    const float2 rot = gpu::pilot_rotation(y_s[g][gpu::D_TONES.pilot_bin[t % p::NOF_PILOTS]], gpu::load_pilot_weight(fp, desc.m, t), mag);
     if (t == 0) {
       rot_s[g] = rot;
+      mag_s[g] = mag;
     }
+  }
+  __syncthreads();
+  // A QPSK symbol's phase refined by its data, as the fused kernel does (demap.hpp's
+  // Newton steps; every group meets each barrier).
+  const bool qpsk = fp.mod == int(p::modulation::qpsk);
+  float delta = 0.0f;
+  for (int step = 0; step < baseband::QPSK_PHASE_STEPS; ++step) {
+    float c, sn;
+    baseband::small_rotation(delta, c, sn);
+    const float2 r = gpu::cmulf(rot_s[g], make_float2(c, -sn));
+    float d1 = 0.0f, d2 = 0.0f;
+    if (qpsk) {
+      for (int d = t; d < p::NOF_DATA; d += gpu::GROUP) {
+        const int bin = gpu::D_TONES.data_bin[d];
+        const float2 h = fp.inv[bin];
+        const float2 z = gpu::cmulf(gpu::cmulf(y_s[g][bin], h), r);
+        baseband::add_qpsk_phase_terms(z.x, z.y, baseband::llr_weight(h.x, h.y, fp.llr_inv_noise), d1, d2);
+      }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+      d1 += __shfl_xor_sync(0xffffffffu, d1, off);
+      d2 += __shfl_xor_sync(0xffffffffu, d2, off);
+    }
+    if (t == 32) {
+      red_s[g][1] = make_float2(d1, d2);
+    }
+    __syncthreads();
+    if (t == 0) {
+      red_s[g][0] = make_float2(d1 + red_s[g][1].x, d2 + red_s[g][1].y);
+    }
+    __syncthreads();
+    if (qpsk) {
+      delta = baseband::qpsk_phase_step(red_s[g][0].x, red_s[g][0].y, 2.0f * fp.llr_inv_noise * mag_s[g], delta);
+    }
+    __syncthreads();
+  }
+  if (qpsk && t == 0) {
+    float c, sn;
+    baseband::small_rotation(delta, c, sn);
+    rot_s[g] = gpu::cmulf(rot_s[g], make_float2(c, -sn));
   }
   __syncthreads();
   if (active) {

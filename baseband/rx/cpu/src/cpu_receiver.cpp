@@ -525,7 +525,7 @@ private:
       bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
       const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), *tf.rot);
       uint8_t* bits = coded ? nullptr : bytes_.data() + pc.offset + i * bps; // a coded frame's bits are its FEC's
-      demap_symbol(y, *lf.channel, pilot_derotation(y, *lf.channel, (long long)m), lf.info.mod, bits, llr);
+      demap_symbol(y, *lf.channel, data_derotation(y, *lf.channel, (long long)m, lf.info.mod), lf.info.mod, bits, llr);
       if (cfg_.llr.sink != nullptr) {
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
       }

@@ -628,7 +628,7 @@ __device__ __forceinline__ void frame_params_step(const locate_args& a, const ui
     fp.cfo_cps = cfo;
     fp.window_offset = double(fft0 - start);
     fp.mod = int32_t(a.out[c].mod);
-    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, sm.d.taps);
+    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, sm.d.taps, a.out[c].mod == p::modulation::qpsk);
     const float2 step = derotation(cfo * 64.0);
     fp.step_re = step.x;
     fp.step_im = step.y;

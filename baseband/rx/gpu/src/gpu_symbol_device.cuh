@@ -105,11 +105,12 @@ __device__ __forceinline__ pilot_weight load_pilot_weight(const frame_params& fp
   return {make_float2(fp.hconj_re[i], fp.hconj_im[i]), D_TONES.pn[m % profile::PN_PERIOD] ? -1.0f : 1.0f};
 }
 
-/// e^{-j theta} from the pilots, in every lane of the warp. Lane l passes Y on pilot
+/// e^{-j theta} from the pilots, in every lane of the warp, and in `mag` the magnitude
+/// of the weighted sum (refine_qpsk's pilot term). Lane l passes Y on pilot
 /// l mod 16 and its weight. The xor butterfly adds in the order of a tree over lanes
 /// 0..15 (p0 + p8 first, ..., the two halves last); each lane gets the same sum,
 /// since a + b == b + a exactly.
-__device__ __forceinline__ float2 pilot_rotation(float2 y_pilot, pilot_weight w)
+__device__ __forceinline__ float2 pilot_rotation(float2 y_pilot, pilot_weight w, float& mag)
 {
   static_assert(profile::NOF_PILOTS == 16, "the butterfly below reduces 16 lanes");
   float2 acc = cmulf(y_pilot, w.hconj);
@@ -118,7 +119,7 @@ __device__ __forceinline__ float2 pilot_rotation(float2 y_pilot, pilot_weight w)
     acc.x += __shfl_xor_sync(0xffffffffu, acc.x, off);
     acc.y += __shfl_xor_sync(0xffffffffu, acc.y, off);
   }
-  const float mag = sqrtf(acc.x * acc.x + acc.y * acc.y);
+  mag = sqrtf(acc.x * acc.x + acc.y * acc.y);
   return mag > 0.0f ? make_float2(w.sign * acc.x / mag, -w.sign * acc.y / mag) : make_float2(1.0f, 0.0f);
 }
 
@@ -340,6 +341,78 @@ __device__ __forceinline__ void demap_held(const float2 (&v)[SLOTS], float2 rot,
           store_soft(l, int(d), soft);
         }
       }
+    }
+  }
+}
+
+/// The QPSK symbols' derotations refined by their data tones (demap.hpp: QPSK_PHASE_STEPS
+/// Newton steps, as the CPU's refine_qpsk_derotation; the sums in another order, so
+/// the two differ by rounding). Symbol k's sums: each thread's held bins (1/H is 0 on
+/// bins of no data tone, so they add nothing), a warp's xor butterfly, the two warps'
+/// halves through `red` (a barrier a step). `pilot_mag[k]` is the magnitude of the
+/// pilots' weighted sum in rot[k]'s scale. Whether a symbol is QPSK is its frame's, the
+/// same in every thread, so all threads meet every barrier.
+template <int K, class Sync>
+__device__ __forceinline__ void refine_qpsk(const float2 (&v)[K][SLOTS], float2 (&rot)[K], const float (&pilot_mag)[K],
+                                            const frame_params* const (&fp)[K], const float2* const (&inv)[K],
+                                            float2 (*red)[K][2], int t, const Sync& sync)
+{
+  bool qpsk[K];
+  float delta[K];
+  bool any = false;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    qpsk[k] = fp[k]->mod == int(profile::modulation::qpsk);
+    delta[k] = 0.0f;
+    any = any || qpsk[k];
+  }
+  if (!any) {
+    return;
+  }
+#pragma unroll 1
+  for (int step = 0; step < QPSK_PHASE_STEPS; ++step) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (!qpsk[k]) {
+        continue;
+      }
+      float c, s;
+      small_rotation(delta[k], c, s);
+      const float2 r = cmulf(rot[k], make_float2(c, -s));
+      const float inv_noise = fp[k]->llr_inv_noise;
+      float d1 = 0.0f, d2 = 0.0f;
+#pragma unroll
+      for (int j = 0; j < SLOTS; ++j) {
+        if (((DATA_SLOTS >> j) & 1u) != 0) {
+          const float2 h = inv[k][GROUP * j];
+          const float2 z = cmulf(v[k][j], r);
+          add_qpsk_phase_terms(z.x, z.y, llr_weight(h.x, h.y, inv_noise), d1, d2);
+        }
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        d1 += __shfl_xor_sync(0xffffffffu, d1, off);
+        d2 += __shfl_xor_sync(0xffffffffu, d2, off);
+      }
+      if ((t & 31) == 0) {
+        red[step][k][t >> 5] = make_float2(d1, d2);
+      }
+    }
+    sync();
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (qpsk[k]) {
+        const float2 a = red[step][k][0], b = red[step][k][1];
+        delta[k] = qpsk_phase_step(a.x + b.x, a.y + b.y, 2.0f * fp[k]->llr_inv_noise * pilot_mag[k], delta[k]);
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (qpsk[k]) {
+      float c, s;
+      small_rotation(delta[k], c, s);
+      rot[k] = cmulf(rot[k], make_float2(c, -s));
     }
   }
 }

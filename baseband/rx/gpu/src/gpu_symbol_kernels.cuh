@@ -1,5 +1,6 @@
 // The fused data-symbol kernel: link unpack -> CFO derotation -> 512-point FFT ->
-// pilot common phase -> equalisation -> demapping -> payload bytes. One group of
+// pilot common phase (refined by the data on QPSK symbols) -> equalisation ->
+// demapping -> payload bytes. One group of
 // 64 threads decodes two symbols; the transforms' outputs stay in registers, and
 // only the pilots and the decided bit groups go through shared memory.
 // Instantiated per link form in gpu_symbol_kernels_<form>.cu, so the forms
@@ -43,6 +44,7 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   __shared__ float2 smem[K * SCRATCH];
   __shared__ float2 pilots_s[K * p::NOF_PILOTS];
   __shared__ __align__(16) uint8_t bits_s[K][BITS_BYTES];
+  __shared__ float2 red_s[QPSK_PHASE_STEPS][K][2];
   const int t = int(threadIdx.x);
   const std::size_t sym0 = std::size_t(blockIdx.x) * K;
   std::size_t s[K];
@@ -138,11 +140,23 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   const bool second = ((t >> 4) & 1) != 0;
   const pilot_weight weight = load_pilot_weight(second ? *fp[1] : *fp[0], second ? desc[1].m : desc[0].m, t);
   sync(); // the pilots are stored
-  const float2 rot_mine = pilot_rotation(pilots_s[(second ? p::NOF_PILOTS : 0) + t % p::NOF_PILOTS], weight);
+  float mag_mine;
+  const float2 rot_mine = pilot_rotation(pilots_s[(second ? p::NOF_PILOTS : 0) + t % p::NOF_PILOTS], weight, mag_mine);
+  float2 rots[K];
+  float pilot_mag[K];
+  const float2* inv_of[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const float2 r = make_float2(__shfl_sync(0xffffffffu, rot_mine.x, 16 * k), __shfl_sync(0xffffffffu, rot_mine.y, 16 * k));
-    const float2 rot = make_float2(r.x * scale[k], r.y * scale[k]);
+    rots[k] = make_float2(r.x * scale[k], r.y * scale[k]);
+    pilot_mag[k] = __shfl_sync(0xffffffffu, mag_mine, 16 * k) * scale[k];
+    inv_of[k] = HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane;
+  }
+  // QPSK symbols: the phase refined by the data tones.
+  refine_qpsk<K>(v, rots, pilot_mag, fp, inv_of, red_s, t, sync);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const float2 rot = rots[k];
     bool soft = false;
     if constexpr (LLR) {
       const coded_target ct = b.coded != nullptr ? b.coded[s[k]] : coded_target{};
@@ -151,7 +165,7 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
         uint8_t* user = b.llr == nullptr ? nullptr
                                          : static_cast<uint8_t*>(b.llr) + (b.llr_offsets != nullptr ? std::size_t(b.llr_offsets[s[k]])
                                                                                                       : s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form));
-        const soft_target o{(HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane), fp[k]->llr_inv_noise, user, b.llr_form, b.llr_scale,
+        const soft_target o{inv_of[k], fp[k]->llr_inv_noise, user, b.llr_form, b.llr_scale,
                             ct};
         if (fp[k]->mod == int(p::modulation::qpsk)) {
           demap_held<false, true>(v[k], rot, held, bits_s[k], o);

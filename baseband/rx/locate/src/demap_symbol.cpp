@@ -96,7 +96,45 @@ __attribute__((target_clones("avx2", "default"))) void soft_qpsk(const equalised
   }
 }
 
+/// The data tones' sums of the phase's derivatives (add_qpsk_phase_terms), in eight
+/// partial sums (tone d in sum d mod 8, added in that order) so that the loop vectorises.
+__attribute__((target_clones("avx2", "default"))) void qpsk_phase_sums(const equalised_tones& e, float& d1, float& d2)
+{
+  constexpr std::size_t W = 8;
+  static_assert(p::NOF_DATA % W == 0);
+  float a1[W] = {}, a2[W] = {};
+  for (std::size_t d = 0; d < std::size_t(p::NOF_DATA); d += W) {
+    for (std::size_t i = 0; i < W; ++i) {
+      add_qpsk_phase_terms(e.re[d + i], e.im[d + i], e.w[d + i], a1[i], a2[i]);
+    }
+  }
+  d1 = 0.0f;
+  d2 = 0.0f;
+  for (std::size_t i = 0; i < W; ++i) {
+    d1 += a1[i];
+    d2 += a2[i];
+  }
+}
+
 } // namespace
+
+cf32 refine_qpsk_derotation(const cf32* y, const channel_estimate& ch, cf32 derotation, float pilot_mag)
+{
+  gathered_tones g;
+  equalised_tones e;
+  gather(y, ch, g);
+  const float pilots = 2.0f * ch.llr_inv_noise * pilot_mag;
+  float delta = 0.0f;
+  float c = 1.0f, s = 0.0f;
+  for (int i = 0; i < QPSK_PHASE_STEPS; ++i) {
+    equalise(g, derotation * cf32(c, -s), ch.llr_inv_noise, true, e);
+    float d1, d2;
+    qpsk_phase_sums(e, d1, d2);
+    delta = qpsk_phase_step(d1, d2, pilots, delta);
+    small_rotation(delta, c, s);
+  }
+  return derotation * cf32(c, -s);
+}
 
 void demap_symbol(const cf32* y, const channel_estimate& ch, cf32 derotation, p::modulation mod, uint8_t* out, float* llr)
 {

@@ -161,20 +161,38 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
   // Per-tone SNR scaled to the whole band: the signal fills NOF_USED of N bins.
   const double snr = noise > 0.0 ? signal / noise * double(p::NOF_USED) / p::N : 1e15;
   ch.snr_dB = snr > 0.0 ? std::min(10.0 * std::log10(snr), 150.0) : -150.0;
-  ch.llr_inv_noise = llr_inv_noise(sig, diff, ch.taps);
+  ch.sig = sig;
+  ch.diff = diff;
+  ch.llr_inv_noise = llr_inv_noise(sig, diff, ch.taps, false);
   return ch;
 }
 
-cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m)
+namespace {
+/// sum_p Y[p] conj(H[p]) P[m].
+cf32 pilot_sum(const cf32* y, const channel_estimate& ch, long long m)
 {
   cf32 acc{};
   for (int i = 0; i < p::NOF_PILOTS; ++i) {
     const int u = p::PILOT_USED[std::size_t(i)];
     acc += y[p::PILOT_BIN[std::size_t(i)]] * std::conj(ch.h[std::size_t(u)]);
   }
-  acc *= p::pilot_value(m);
+  return acc * p::pilot_value(m);
+}
+} // namespace
+
+cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m)
+{
+  const cf32 acc = pilot_sum(y, ch, m);
   const float mag = std::abs(acc);
   return mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+}
+
+cf32 data_derotation(const cf32* y, const channel_estimate& ch, long long m, p::modulation mod)
+{
+  const cf32 acc = pilot_sum(y, ch, m);
+  const float mag = std::abs(acc);
+  const cf32 rot = mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+  return mod == p::modulation::qpsk ? refine_qpsk_derotation(y, ch, rot, mag) : rot;
 }
 
 std::array<float, p::HEADER_BITS> header_soft(const cf32* y, const channel_estimate& ch)

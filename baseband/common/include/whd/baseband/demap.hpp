@@ -86,18 +86,85 @@ WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
 /// on each equalised point (times |s|^2, 1 on average), and so does the pilots'
 /// common-phase estimate (a phase error of variance s2 / (2 sum |H_p|^2) turns the
 /// point by s delta: |s|^2 s2 / (2 NOF_PILOTS) on a flat channel): s2_eff = s2 (1 + e),
-/// e = taps / (2 NOF_USED) (or 1/2 unprojected) + 1 / (2 NOF_PILOTS). A noiseless
+/// e = taps / (2 NOF_USED) (or 1/2 unprojected) + 1 / (2 NOF_PILOTS). On a QPSK frame
+/// (`refined_phase`: the data refine each symbol's phase, QPSK_PHASE_STEPS) the phase
+/// term is that of all the used tones, 1 / (2 NOF_USED): the estimate's error with the
+/// data known, which it reaches at the SNRs where the term matters at all. A noiseless
 /// frame is held at 90 dB of SNR per tone, so that weights stay finite.
-WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps)
+WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps, bool refined_phase)
 {
   const double U = profile::NOF_USED;
   const double noise = diff / (2.0 * U);
   const double signal = sig / U > noise / 2.0 ? sig / U - noise / 2.0 : 0.0;
-  const double e = (nof_taps > 0 ? double(nof_taps) / (2.0 * U) : 0.5) + 1.0 / (2.0 * profile::NOF_PILOTS);
+  const double e = (nof_taps > 0 ? double(nof_taps) / (2.0 * U) : 0.5) + 1.0 / (2.0 * (refined_phase ? profile::NOF_USED : profile::NOF_PILOTS));
   double eff = noise * (1.0 + e);
   eff = eff > signal * 1e-9 ? eff : signal * 1e-9;
   eff = eff > 1e-30 ? eff : 1e-30;
   return float(1.0 / eff);
+}
+
+// ---------------------------------------------------------------- a QPSK symbol's phase
+// The pilots' common phase (16 tones) is refined on QPSK symbols by the data tones:
+// Newton steps towards the maximum over delta of the symbol's log-likelihood with the
+// data unknown, sum over data tones of ln cosh(u_I) + ln cosh(u_Q), u = LLR / 2 of the
+// point turned by e^{-j delta}, plus the pilots' S cos(delta), S = 2 sum_p w_p |z_p|
+// (2 x 1/s2_eff x |sum Y conj(H) P|). At the Es/N0 of MCS 0 (1.5 dB a tone) two steps
+// take the phase error's variance from 0.023 to 0.007 rad^2 (the pilots alone:
+// 1 / (2 x 16 x Es/N0)). tanh is replaced by soft_sign, so that both backends compute
+// the same rational function instead of their own libraries' tanh.
+
+/// Newton steps a symbol takes.
+inline constexpr int QPSK_PHASE_STEPS = 2;
+/// The largest step, and the largest refinement, in radians (small_rotation's range).
+inline constexpr float QPSK_PHASE_LIMIT = 0.5f;
+
+/// tanh's stand-in: x (27 + x^2) / (27 + 9 x^2) inside |x| < 3 (within 0.025 of tanh),
+/// +-1 beyond (where it meets it continuously).
+WHD_HD float soft_sign(float x)
+{
+  const float x2 = x * x;
+  const float r = x * (27.0f + x2) / (27.0f + 9.0f * x2);
+  return x >= 3.0f ? 1.0f : x <= -3.0f ? -1.0f : r;
+}
+
+/// One data tone's terms of the log-likelihood's first and second derivatives in
+/// delta, at the point z (already turned by the current delta) of weight w.
+WHD_HD void add_qpsk_phase_terms(float zr, float zi, float w, float& d1, float& d2)
+{
+  constexpr float K = 2.0f * profile::QPSK_A; // u = LLR / 2 (llr_qpsk)
+  const float ur = K * w * zr;
+  const float ui = K * w * zi;
+  const float tr = soft_sign(ur);
+  const float ti = soft_sign(ui);
+  d1 += tr * ui - ti * ur;
+  d2 += ((1.0f - tr * tr) * ui * ui - tr * ur) + ((1.0f - ti * ti) * ur * ur - ti * ui);
+}
+
+/// cos and sin of |delta| <= QPSK_PHASE_LIMIT by their series to the ninth power
+/// (error below 1e-8), the same operations on both backends.
+WHD_HD void small_rotation(float delta, float& c, float& s)
+{
+  const float x2 = delta * delta;
+  c = 1.0f - x2 * (0.5f - x2 * (1.0f / 24.0f - x2 * (1.0f / 720.0f - x2 * (1.0f / 40320.0f))));
+  s = delta * (1.0f - x2 * (1.0f / 6.0f - x2 * (1.0f / 120.0f - x2 * (1.0f / 5040.0f - x2 * (1.0f / 362880.0f)))));
+}
+
+/// The next delta from the data's sums d1, d2 at delta and the pilots' S: a Newton
+/// step where the likelihood is concave there (else delta stays), each step and the
+/// sum held to QPSK_PHASE_LIMIT.
+WHD_HD float qpsk_phase_step(float d1, float d2, float pilots, float delta)
+{
+  float c, s;
+  small_rotation(delta, c, s);
+  const float g1 = d1 - pilots * s;
+  const float g2 = d2 - pilots * c;
+  if (!(g2 < 0.0f) || !(g1 == g1)) {
+    return delta;
+  }
+  float step = -g1 / g2;
+  step = step > QPSK_PHASE_LIMIT ? QPSK_PHASE_LIMIT : step < -QPSK_PHASE_LIMIT ? -QPSK_PHASE_LIMIT : step;
+  const float next = delta + step;
+  return next > QPSK_PHASE_LIMIT ? QPSK_PHASE_LIMIT : next < -QPSK_PHASE_LIMIT ? -QPSK_PHASE_LIMIT : next;
 }
 
 /// The int8 form of an LLR: round(LLR x scale) (to nearest, ties to even),

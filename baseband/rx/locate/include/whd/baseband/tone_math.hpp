@@ -23,9 +23,19 @@ struct channel_estimate {
   double snr_dB = 0.0;                         ///< signal over whole-band noise (whd-tx's SNR)
   int taps = 0;                                ///< taps the estimate was projected on (0: plain LS)
   /// 1 / the noise variance of an equalised point, |H|^2 aside (demap.hpp's
-  /// llr_inv_noise): the soft decisions' scale.
+  /// llr_inv_noise): the soft decisions' scale. estimate_channel gives the pilots'
+  /// phase term; set_frame_modulation the frame's once its header is read.
   float llr_inv_noise = 0.0f;
+  double sig = 0.0;  ///< sum |H_ls|^2 over the used tones (the preamble's)
+  double diff = 0.0; ///< sum |Y0 - Y1|^2 over the used tones
 };
+
+/// The soft decisions' scale of a frame of modulation `mod` (QPSK symbols' phase is
+/// refined by their data: demap.hpp's llr_inv_noise).
+inline void set_frame_modulation(channel_estimate& ch, profile::modulation mod)
+{
+  ch.llr_inv_noise = llr_inv_noise(ch.sig, ch.diff, ch.taps, mod == profile::modulation::qpsk);
+}
 
 /// Projects a least-squares channel estimate onto the channels whose impulse
 /// response fits in a window of taps, which removes most of the estimation noise
@@ -68,6 +78,14 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
 
 /// e^{-j theta} of a symbol m >= 2: theta = arg sum_p Y[p] conj(H[p]) P[m].
 cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m);
+
+/// The derotation a data symbol m is decided with: pilot_derotation, refined on a QPSK
+/// symbol by its data tones (refine_qpsk_derotation).
+cf32 data_derotation(const cf32* y, const channel_estimate& ch, long long m, profile::modulation mod);
+
+/// `derotation` (the pilots', whose weighted sum has magnitude `pilot_mag`) turned by
+/// QPSK_PHASE_STEPS Newton steps of the QPSK symbol's likelihood (demap.hpp).
+cf32 refine_qpsk_derotation(const cf32* y, const channel_estimate& ch, cf32 derotation, float pilot_mag);
 
 /// The 48 header bits' soft values (positive: bit 0) from the header symbol's FFT: the
 /// 7 repetitions combined (maximum-ratio, after the pilot phase); profile::decide_header
