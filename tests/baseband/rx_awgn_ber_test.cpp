@@ -4,10 +4,10 @@
 // its measured BER must lie between theory at Eb/N0 + 0.5 dB and at Eb/N0 - 0.5 dB.
 //
 // The same test with the channel estimate left at plain least squares over the two
-// preamble symbols (rx_config::channel_taps = 0) must show that estimator's known
-// loss instead: its estimate's error has variance N0/2 per tone, the equalised
-// noise becomes N0 (1 + |X|^2 / 2), 10 log10(1.5) = 1.76 dB; so the measured BER
-// must lie within 0.5 dB of theory at Eb/N0 - 1.76 dB. That the test resolves
+// preamble symbols and the header (rx_config::channel_taps = 0) must show that
+// estimator's known loss instead: its estimate's error has variance N0/3 per tone, the
+// equalised noise becomes N0 (1 + |X|^2 / 3), 10 log10(4/3) = 1.25 dB; so the measured
+// BER must lie within 0.5 dB of theory at Eb/N0 - 1.25 dB. That the test resolves
 // this difference is what makes its 0.5 dB verdict on the default receiver mean
 // something.
 //
@@ -48,8 +48,9 @@ using rx_config = bb::rx_config;
 double db(double x) { return 10.0 * std::log10(x); }
 double lin(double x_dB) { return std::pow(10.0, x_dB / 10.0); }
 
-/// Loss of equalising with a two-symbol LS estimate: 10 log10(1.5).
-const double LS_LOSS_dB = db(1.5);
+/// Loss of equalising with a three-symbol LS estimate (the preamble's two and the
+/// header): 10 log10(4/3).
+const double LS_LOSS_dB = db(4.0 / 3.0);
 
 /// Theory's Pb at Eb/N0 [dB].
 double theory_ber(p::modulation mod, double ebn0_dB)

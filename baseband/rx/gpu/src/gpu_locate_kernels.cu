@@ -15,11 +15,14 @@
 //   4. LS channel, smoother projection in double (one thread per tap, then one per
 //      tone), 1/H, SNR (its terms by every thread, added in order by thread 0), the
 //      pilots' phase, the header's maximum-ratio combining and profile::decide_header;
-//      then the frame_params of an accepted frame.
+//   5. an accepted header as a third training symbol (add_header_to_channel): its
+//      common phase summed in order by thread 0, the three symbols averaged, the
+//      projection again; then the frame_params of the frame.
 //
 // Work per candidate: reads 6 KB (lag window) + 13 KB (header windows) of samples, the
 // 4 KB body from shared memory 257 times, and the smoother basis twice (2 x 270 KB at
-// 48 taps, shared by every candidate, so from L2); writes 9.4 KB of frame_params.
+// 48 taps, shared by every candidate, so from L2; twice more for an accepted frame); writes
+// 9.4 KB of frame_params.
 // About 1.1 M double operations for the cross-correlation (257 lags x 512 x 8), 0.27 M
 // for the smoother, 1,300 double sincos and three FFTs (some 70 k float operations).
 // Nsight Compute put half the warps' stalls at barriers behind the sums kept in the
@@ -67,6 +70,7 @@ __device__ __forceinline__ void locate_one(const locate_args& a, const uint32_t 
   if (!header_step(a, c, start, fft0, cfo, sm)) {
     return;
   }
+  header_channel_step(a, c, sm);
   frame_params_step(a, c, start, fft0, cfo, sm);
 }
 

@@ -162,6 +162,7 @@ struct tone_stage {
   double2 proj[MAX_TAPS]; ///< Q^H h
   float soft[p::HEADER_BITS];
   double2 power[p::NOF_USED]; ///< the SNR's terms: |h[u]|^2 and |y0 - y1|^2 on tone u, in double
+  float x[p::NOF_USED];       ///< the header symbol's known value on tone u (header_tone_values)
 };
 /// What thread 0 decides, for everyone.
 struct decisions {
@@ -494,6 +495,53 @@ __device__ __forceinline__ void transform_step(shared_mem& sm)
   __syncthreads();
 }
 
+/// The channel on the used tones in sm.u.t.h projected on a.basis's first taps, as many
+/// as chosen_taps keeps with the noise measure sm.d.diff x `diff_scale` (channel_smoother::
+/// apply), the count into sm.d.taps (0 unprojected). Every thread calls it.
+__device__ __forceinline__ void smooth_channel(const locate_args& a, shared_mem& sm, const double diff_scale)
+{
+  const int tid = int(threadIdx.x);
+  float2* h = sm.u.t.h;
+  if (tid == 0) {
+    sm.d.taps = 0;
+  }
+  const int nof_taps = a.nof_taps;
+  if (nof_taps > 0) {
+    // Q^H h, one thread per tap (warps 2.., apart from thread 0's sums), in double
+    // and in the host's order (u ascending).
+    if (const int l = tid - 2 * 32; l >= 0 && l < nof_taps) {
+      double pr = 0.0, pi = 0.0;
+      for (int u = 0; u < p::NOF_USED; ++u) {
+        const double2 q = a.basis[u * nof_taps + l];
+        const double hr = h[u].x, hi = h[u].y;
+        // conj(q) * h as GCC's complex<double> product.
+        pr += q.x * hr - (-q.y) * hi;
+        pi += q.x * hi + (-q.y) * hr;
+      }
+      sm.u.t.proj[l] = make_double2(pr, pi);
+    }
+    __syncthreads();
+    if (tid == 0) {
+      // The taps kept (channel_smoother::apply's chosen_taps, from the same sums).
+      const double2* proj = sm.u.t.proj;
+      sm.d.taps = chosen_taps([proj](int l) { return proj[l].x * proj[l].x + proj[l].y * proj[l].y; }, nof_taps, a.min_taps,
+                              sm.d.diff * diff_scale);
+    }
+    __syncthreads();
+    const int keep = sm.d.taps;
+    for (int u = tid; u < p::NOF_USED; u += THREADS) {
+      double ar = 0.0, ai = 0.0;
+      const double2* q = a.basis + u * nof_taps;
+      for (int l = 0; l < keep; ++l) {
+        const double2 qa = q[l], pa = sm.u.t.proj[l];
+        ar += qa.x * pa.x - qa.y * pa.y;
+        ai += qa.x * pa.y + qa.y * pa.x;
+      }
+      h[u] = make_float2(float(ar), float(ai));
+    }
+  }
+}
+
 /// Step 4, channel (estimate_channel) and header (header_soft, profile::decide_header) from
 /// the transforms in sm.v.y: the channel on the used tones into sm.u.t.h (smoothed
 /// with a.basis where a.nof_taps > 0), the SNR's sums into sm.d.sig and sm.d.diff,
@@ -525,43 +573,8 @@ __device__ __forceinline__ bool header_step(const locate_args& a, const uint32_t
     }
     sm.d.sig = sig;
     sm.d.diff = diff;
-    sm.d.taps = 0;
   }
-  const int nof_taps = a.nof_taps;
-  if (nof_taps > 0) {
-    // Q^H h, one thread per tap (warps 2.., apart from thread 0's sums), in double
-    // and in the host's order (u ascending).
-    if (const int l = tid - 2 * 32; l >= 0 && l < nof_taps) {
-      double pr = 0.0, pi = 0.0;
-      for (int u = 0; u < p::NOF_USED; ++u) {
-        const double2 q = a.basis[u * nof_taps + l];
-        const double hr = h[u].x, hi = h[u].y;
-        // conj(q) * h as GCC's complex<double> product.
-        pr += q.x * hr - (-q.y) * hi;
-        pi += q.x * hi + (-q.y) * hr;
-      }
-      sm.u.t.proj[l] = make_double2(pr, pi);
-    }
-    __syncthreads();
-    if (tid == 0) {
-      // The taps kept (channel_smoother::apply's chosen_taps, from the same sums).
-      const double2* proj = sm.u.t.proj;
-      sm.d.taps = chosen_taps([proj](int l) { return proj[l].x * proj[l].x + proj[l].y * proj[l].y; }, nof_taps, a.min_taps,
-                              sm.d.diff);
-    }
-    __syncthreads();
-    const int keep = sm.d.taps;
-    for (int u = tid; u < p::NOF_USED; u += THREADS) {
-      double ar = 0.0, ai = 0.0;
-      const double2* q = a.basis + u * nof_taps;
-      for (int l = 0; l < keep; ++l) {
-        const double2 qa = q[l], pa = sm.u.t.proj[l];
-        ar += qa.x * pa.x - qa.y * pa.y;
-        ai += qa.x * pa.y + qa.y * pa.x;
-      }
-      h[u] = make_float2(float(ar), float(ai));
-    }
-  }
+  smooth_channel(a, sm, 1.0);
   __syncthreads();
   if (tid == 0) {
     // The pilots' common phase of the header symbol (pilot_derotation).
@@ -616,6 +629,63 @@ __device__ __forceinline__ bool header_step(const locate_args& a, const uint32_t
   return sm.d.go_on;
 }
 
+/// Step 5, for an accepted header (add_header_to_channel): the header symbol as a third
+/// training symbol. Its known tone values from the decided fields, the window's common
+/// phase against the channel of step 4 (thread 0, u ascending, as the host sums), the
+/// three symbols averaged and projected again with the noise of three.
+__device__ __forceinline__ void header_channel_step(const locate_args& a, const uint32_t c, shared_mem& sm)
+{
+  const int tid = int(threadIdx.x);
+  const float2* y0 = sm.v.y[0];
+  const float2* y1 = sm.v.y[1];
+  const float2* y2 = sm.v.y[2];
+  float2* h = sm.u.t.h;
+  float* hbits = sm.u.t.soft; // the soft values are spent: the decided bits, 0 or 1
+  if (tid == 0) {
+    const located_candidate& o = a.out[c];
+    const auto bits = p::header_bits(p::header_fields{o.mode, o.nd, o.seq});
+    for (int j = 0; j < p::HEADER_BITS; ++j) {
+      hbits[j] = float(bits[std::size_t(j)]);
+    }
+  }
+  __syncthreads();
+  for (int d = tid; d < p::NOF_DATA; d += THREADS) {
+    const bool one = (hbits[d % p::HEADER_BITS] != 0.0f) != (D_TABLES.data_pn[d] != 0);
+    sm.u.t.x[D_TABLES.data_used[d]] = one ? -1.0f : 1.0f;
+  }
+  if (tid < p::NOF_PILOTS) {
+    sm.u.t.x[D_TABLES.pilot_used[tid]] = p::pilot_value(p::HEADER_SYMBOL);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    float2 acc = make_float2(0.0f, 0.0f);
+    for (int u = 0; u < p::NOF_USED; ++u) {
+      const float2 y = y2[D_TABLES.used_bin[u]];
+      const float x = sm.u.t.x[u];
+      const float2 z = cmul(make_float2(y.x * x, y.y * x), conjf2(h[u]));
+      acc = make_float2(acc.x + z.x, acc.y + z.y);
+    }
+    // std::abs of a complex<float>: sqrt in double, rounded once (as header_step's).
+    const float mag = float(sqrt(double(acc.x) * double(acc.x) + double(acc.y) * double(acc.y)));
+    sm.d.pilot_rot = mag > 0.0f ? make_float2(acc.x / mag, -acc.y / mag) : make_float2(1.0f, 0.0f);
+  }
+  __syncthreads();
+  const float2 rot = sm.d.pilot_rot;
+  for (int u = tid; u < p::NOF_USED; u += THREADS) {
+    const int b = D_TABLES.used_bin[u];
+    const float f = 0.5f * D_TABLES.preamble[u];
+    const float2 s = make_float2(y0[b].x + y1[b].x, y0[b].y + y1[b].y);
+    const float2 pre = make_float2(s.x * f, s.y * f);
+    const float x = sm.u.t.x[u];
+    const float2 g = cmul(make_float2(y2[b].x * x, y2[b].y * x), rot);
+    const float2 t = make_float2(pre.x * 2.0f + g.x, pre.y * 2.0f + g.y);
+    h[u] = make_float2(t.x * (1.0f / 3.0f), t.y * (1.0f / 3.0f));
+  }
+  __syncthreads();
+  smooth_channel(a, sm, 2.0 / 3.0);
+  __syncthreads();
+}
+
 /// The fused kernel's parameters of accepted candidate `c` into a.params[c]
 /// (gpu_receiver.cpp make_frame_params), from the channel of step 4.
 __device__ __forceinline__ void frame_params_step(const locate_args& a, const uint32_t c, const uint64_t start, const uint64_t fft0,
@@ -628,7 +698,7 @@ __device__ __forceinline__ void frame_params_step(const locate_args& a, const ui
     fp.cfo_cps = cfo;
     fp.window_offset = double(fft0 - start);
     fp.mod = int32_t(a.out[c].mod);
-    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, sm.d.taps, a.out[c].mod == p::modulation::qpsk);
+    fp.llr_inv_noise = llr_inv_noise(sm.d.sig, sm.d.diff, sm.d.taps, a.out[c].mod == p::modulation::qpsk, 3);
     const float2 step = derotation(cfo * 64.0);
     fp.step_re = step.x;
     fp.step_im = step.y;

@@ -90,6 +90,7 @@ located_detection candidate_locator::examine(const transport::sample_source& src
   x.header = p::decide_header(header_soft(y[2].data(), x.channel).data(), x.fields).status;
   x.what = x.header == p::header_status::ok ? locate_outcome::accepted : locate_outcome::rejected;
   if (x.what == locate_outcome::accepted) {
+    add_header_to_channel(x.channel, y[0].data(), y[1].data(), y[2].data(), x.fields, smoother_);
     set_frame_modulation(x.channel, p::modulation_of_mode(x.fields.mod_field));
   }
   return x;

@@ -167,6 +167,43 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
   return ch;
 }
 
+std::array<float, p::NOF_USED> header_tone_values(const p::header_fields& f)
+{
+  const auto h = p::header_bits(f);
+  std::array<float, p::NOF_USED> x{};
+  for (int d = 0; d < p::NOF_DATA; ++d) {
+    x[std::size_t(p::DATA_USED[std::size_t(d)])] = (h[std::size_t(d % p::HEADER_BITS)] ^ unsigned(p::pn(d))) != 0 ? -1.0f : 1.0f;
+  }
+  for (int i = 0; i < p::NOF_PILOTS; ++i) {
+    x[std::size_t(p::PILOT_USED[std::size_t(i)])] = p::pilot_value(p::HEADER_SYMBOL);
+  }
+  return x;
+}
+
+void add_header_to_channel(channel_estimate& ch, const cf32* y0, const cf32* y1, const cf32* y2, const p::header_fields& f,
+                           const channel_smoother* smoother)
+{
+  const auto x = header_tone_values(f);
+  cf32 acc{};
+  for (int u = 0; u < p::NOF_USED; ++u) {
+    acc += y2[p::USED_BIN[std::size_t(u)]] * x[std::size_t(u)] * std::conj(ch.h[std::size_t(u)]);
+  }
+  const float mag = std::abs(acc);
+  const cf32 rot = mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+  for (int u = 0; u < p::NOF_USED; ++u) {
+    const int b = p::USED_BIN[std::size_t(u)];
+    const cf32 pre = (y0[b] + y1[b]) * (0.5f * p::preamble_value(u)); // estimate_channel's
+    ch.h[std::size_t(u)] = (pre * 2.0f + y2[b] * x[std::size_t(u)] * rot) * (1.0f / 3.0f);
+  }
+  ch.taps = smoother != nullptr ? smoother->apply(ch.h, ch.diff * (2.0 / 3.0)) : 0;
+  for (std::size_t u = 0; u < ch.h.size(); ++u) {
+    const float mag2 = std::norm(ch.h[u]);
+    ch.inv[u] = mag2 > 0.0f ? std::conj(ch.h[u]) / mag2 : cf32{};
+  }
+  ch.training = 3;
+  ch.llr_inv_noise = llr_inv_noise(ch.sig, ch.diff, ch.taps, false, ch.training);
+}
+
 namespace {
 /// sum_p Y[p] conj(H[p]) P[m].
 cf32 pilot_sum(const cf32* y, const channel_estimate& ch, long long m)

@@ -90,13 +90,16 @@ WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
 /// (`refined_phase`: the data refine each symbol's phase, QPSK_PHASE_STEPS) the phase
 /// term is that of all the used tones, 1 / (2 NOF_USED): the estimate's error with the
 /// data known, which it reaches at the SNRs where the term matters at all. A noiseless
-/// frame is held at 90 dB of SNR per tone, so that weights stay finite.
-WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps, bool refined_phase)
+/// frame is held at 90 dB of SNR per tone, so that weights stay finite. With the header as
+/// a third training symbol (`training` = 3), the estimate's error is s2 / 3 a tone: the
+/// channel term is taps / (3 NOF_USED) (or 1/3).
+WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps, bool refined_phase, int training = 2)
 {
   const double U = profile::NOF_USED;
   const double noise = diff / (2.0 * U);
   const double signal = sig / U > noise / 2.0 ? sig / U - noise / 2.0 : 0.0;
-  const double e = (nof_taps > 0 ? double(nof_taps) / (2.0 * U) : 0.5) + 1.0 / (2.0 * (refined_phase ? profile::NOF_USED : profile::NOF_PILOTS));
+  const double e = (nof_taps > 0 ? double(nof_taps) / (double(training) * U) : 1.0 / double(training)) +
+                   1.0 / (2.0 * (refined_phase ? profile::NOF_USED : profile::NOF_PILOTS));
   double eff = noise * (1.0 + e);
   eff = eff > signal * 1e-9 ? eff : signal * 1e-9;
   eff = eff > 1e-30 ? eff : 1e-30;

@@ -28,13 +28,14 @@ struct channel_estimate {
   float llr_inv_noise = 0.0f;
   double sig = 0.0;  ///< sum |H_ls|^2 over the used tones (the preamble's)
   double diff = 0.0; ///< sum |Y0 - Y1|^2 over the used tones
+  int training = 2;  ///< symbols the estimate averages: the preamble's 2, 3 with the header
 };
 
 /// The soft decisions' scale of a frame of modulation `mod` (QPSK symbols' phase is
 /// refined by their data: demap.hpp's llr_inv_noise).
 inline void set_frame_modulation(channel_estimate& ch, profile::modulation mod)
 {
-  ch.llr_inv_noise = llr_inv_noise(ch.sig, ch.diff, ch.taps, mod == profile::modulation::qpsk);
+  ch.llr_inv_noise = llr_inv_noise(ch.sig, ch.diff, ch.taps, mod == profile::modulation::qpsk, ch.training);
 }
 
 /// Projects a least-squares channel estimate onto the channels whose impulse
@@ -75,6 +76,18 @@ private:
 /// Channel and SNR from the FFTs of the two preamble windows (N bins each, CFO-corrected).
 /// `smoother` (may be null: plain LS) removes estimation noise.
 channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_smoother* smoother = nullptr);
+
+/// The header symbol `y2`, once its CRC has passed (fields `f`), as a third training
+/// symbol: each used tone's known value (the header's BPSK on the data tones, P[2] on the
+/// pilots) taken out, the window's common phase against `ch` taken out (from all the used
+/// tones), averaged with the preamble's two at equal weight and projected again (the
+/// tap count chosen with the noise of three symbols). `ch` becomes that estimate
+/// (training 3); its SNR and preamble sums stay.
+void add_header_to_channel(channel_estimate& ch, const cf32* y0, const cf32* y1, const cf32* y2, const profile::header_fields& f,
+                           const channel_smoother* smoother = nullptr);
+
+/// A used tone's known value in the header symbol of fields `f`: +-1.
+std::array<float, profile::NOF_USED> header_tone_values(const profile::header_fields& f);
 
 /// e^{-j theta} of a symbol m >= 2: theta = arg sum_p Y[p] conj(H[p]) P[m].
 cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m);
