@@ -4,7 +4,10 @@
 // two sides of a decision are within rounding of each other. This test counts such
 // differences over a grid of packet captures (QPSK and 16-QAM, 4 taps, CFO, random
 // phase) at low SNR and at high SNR, and asserts:
-//   - at SNR >= 15 dB: the same frames and the same bits, none differing;
+//   - at SNR >= 15 dB: the same frames, and differing bits below 1e-7 of the bits
+//     compared (plus one): on the 4-tap channel a faded tone still puts a bit within
+//     rounding of its threshold now and then (2 of 3.6e7 bits at 15 dB in one run, at
+//     1.1e-7 of the frame's mean |LLR|), where a bug differs in thousands;
 //   - at low SNR: the same frames (start, mod, nd, seq, symbols) for all but a
 //     fraction below 1e-3, and differing bits below 1e-5 of the bits compared
 //     (a bug gives half of a frame's bits wrong, not single bits);
@@ -161,7 +164,7 @@ TEST(gpu_agreement, low_and_high_snr_packets_agree_with_the_cpu_reference)
     EXPECT_EQ(t.far_from_tie, 0u) << "SNR " << snr << ": differing bits that are not near ties";
     if (snr >= 15.0) {
       EXPECT_EQ(t.differing_frames, 0u) << "SNR " << snr;
-      EXPECT_EQ(t.differing_bits, 0u) << "SNR " << snr;
+      EXPECT_LT(double(t.differing_bits), 1e-7 * double(t.bits) + 1.0) << "SNR " << snr;
     } else {
       EXPECT_LT(double(t.differing_frames), 1e-3 * double(t.frames) + 1.0) << "SNR " << snr;
       EXPECT_LT(double(t.differing_bits), 1e-5 * double(t.bits) + 1.0) << "SNR " << snr;
