@@ -260,8 +260,8 @@ struct calibration_case {
 constexpr double FLAT_SLOPE_ERROR = 0.04;
 constexpr double MULTIPATH_SLOPE_ERROR = 0.07;
 /// Plain least squares (never run by whd-rx): no claim. Its noise model counts the
-/// estimate's error at first order (1/2 of the noise); with QPSK's phase refined by the
-/// data, QPSK at 5 dB measures 1.11 (1.06 with the pilots' phase alone), so 15 %.
+/// estimate's error at first order (1/3 of the noise over three training symbols); with
+/// QPSK's phase refined by the data, QPSK at 5 dB measures 1.10, so 15 %.
 constexpr double PLAIN_LS_SLOPE_ERROR = 0.15;
 
 /// The calibration slope of the CPU's f32 LLRs on `cap`, its frames checked against `plan`.

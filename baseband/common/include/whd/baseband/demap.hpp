@@ -89,10 +89,10 @@ WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
 /// e = taps / (2 NOF_USED) (or 1/2 unprojected) + 1 / (2 NOF_PILOTS). On a QPSK frame
 /// (`refined_phase`: the data refine each symbol's phase, QPSK_PHASE_STEPS) the phase
 /// term is that of all the used tones, 1 / (2 NOF_USED): the estimate's error with the
-/// data known, which it reaches at the SNRs where the term matters at all. A noiseless
-/// frame is held at 90 dB of SNR per tone, so that weights stay finite. With the header as
-/// a third training symbol (`training` = 3), the estimate's error is s2 / 3 a tone: the
-/// channel term is taps / (3 NOF_USED) (or 1/3).
+/// data known, which it reaches at the SNRs where the term matters at all. With the
+/// header as a third training symbol (`training` = 3), the estimate's error is s2 / 3 a
+/// tone: the channel term is taps / (3 NOF_USED) (or 1/3). A noiseless frame is held at
+/// 90 dB of SNR per tone, so that weights stay finite.
 WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps, bool refined_phase, int training = 2)
 {
   const double U = profile::NOF_USED;
@@ -110,8 +110,8 @@ WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps, bool refined_p
 // The pilots' common phase (16 tones) is refined on QPSK symbols by the data tones:
 // Newton steps towards the maximum over delta of the symbol's log-likelihood with the
 // data unknown, sum over data tones of ln cosh(u_I) + ln cosh(u_Q), u = LLR / 2 of the
-// point turned by e^{-j delta}, plus the pilots' S cos(delta), S = 2 sum_p w_p |z_p|
-// (2 x 1/s2_eff x |sum Y conj(H) P|). At the Es/N0 of MCS 0 (1.5 dB a tone) two steps
+// point turned by e^{-j delta}, plus the pilots' S cos(delta), S = 2 x 1/s2_eff x
+// |sum_p Y conj(H) P| (their log-likelihood, whose maximum the pilots' estimate is). At the Es/N0 of MCS 0 (1.5 dB a tone) two steps
 // take the phase error's variance from 0.023 to 0.007 rad^2 (the pilots alone:
 // 1 / (2 x 16 x Es/N0)). tanh is replaced by soft_sign, so that both backends compute
 // the same rational function instead of their own libraries' tanh.
