@@ -127,7 +127,8 @@ cf32 refine_qpsk_derotation(const cf32* y, const channel_estimate& ch, cf32 dero
   float delta = 0.0f;
   float c = 1.0f, s = 0.0f;
   for (int i = 0; i < QPSK_PHASE_STEPS; ++i) {
-    equalise(g, derotation * cf32(c, -s), ch.llr_inv_noise, true, e);
+    // The weights do not depend on the rotation: made in the first step only.
+    equalise(g, derotation * cf32(c, -s), ch.llr_inv_noise, i == 0, e);
     float d1, d2;
     qpsk_phase_sums(e, d1, d2);
     delta = qpsk_phase_step(d1, d2, pilots, delta);

@@ -137,6 +137,24 @@ int channel_smoother::project(std::array<cf32, p::NOF_USED>& h, int keep, double
   return keep;
 }
 
+namespace {
+/// ch.inv = 1 / ch.h (0 where h is 0).
+void set_inverse(channel_estimate& ch)
+{
+  for (std::size_t u = 0; u < ch.h.size(); ++u) {
+    const float mag2 = std::norm(ch.h[u]);
+    ch.inv[u] = mag2 > 0.0f ? std::conj(ch.h[u]) / mag2 : cf32{};
+  }
+}
+
+/// conj(acc) / |acc| (1 where acc is 0), |acc| into `mag`.
+cf32 unit_derotation(cf32 acc, float& mag)
+{
+  mag = std::abs(acc);
+  return mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+}
+} // namespace
+
 channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_smoother* smoother)
 {
   channel_estimate ch;
@@ -151,10 +169,7 @@ channel_estimate estimate_channel(const cf32* y0, const cf32* y1, const channel_
   if (smoother != nullptr) {
     ch.taps = smoother->apply(ch.h, diff);
   }
-  for (std::size_t u = 0; u < ch.h.size(); ++u) {
-    const float mag2 = std::norm(ch.h[u]);
-    ch.inv[u] = mag2 > 0.0f ? std::conj(ch.h[u]) / mag2 : cf32{};
-  }
+  set_inverse(ch);
   // E|Y0 - Y1|^2 = 2 s2 per tone; E|H_est|^2 = |H|^2 + s2 / 2.
   const double noise = diff / (2.0 * p::NOF_USED);
   const double signal = std::max(sig / p::NOF_USED - noise / 2.0, 0.0);
@@ -188,18 +203,15 @@ void add_header_to_channel(channel_estimate& ch, const cf32* y0, const cf32* y1,
   for (int u = 0; u < p::NOF_USED; ++u) {
     acc += y2[p::USED_BIN[std::size_t(u)]] * x[std::size_t(u)] * std::conj(ch.h[std::size_t(u)]);
   }
-  const float mag = std::abs(acc);
-  const cf32 rot = mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+  float mag;
+  const cf32 rot = unit_derotation(acc, mag);
   for (int u = 0; u < p::NOF_USED; ++u) {
     const int b = p::USED_BIN[std::size_t(u)];
     const cf32 pre = (y0[b] + y1[b]) * (0.5f * p::preamble_value(u)); // estimate_channel's
     ch.h[std::size_t(u)] = (pre * 2.0f + y2[b] * x[std::size_t(u)] * rot) * (1.0f / 3.0f);
   }
   ch.taps = smoother != nullptr ? smoother->apply(ch.h, ch.diff * (2.0 / 3.0)) : 0;
-  for (std::size_t u = 0; u < ch.h.size(); ++u) {
-    const float mag2 = std::norm(ch.h[u]);
-    ch.inv[u] = mag2 > 0.0f ? std::conj(ch.h[u]) / mag2 : cf32{};
-  }
+  set_inverse(ch);
   ch.training = 3;
   ch.llr_inv_noise = llr_inv_noise(ch.sig, ch.diff, ch.taps, false, ch.training);
 }
@@ -219,16 +231,14 @@ cf32 pilot_sum(const cf32* y, const channel_estimate& ch, long long m)
 
 cf32 pilot_derotation(const cf32* y, const channel_estimate& ch, long long m)
 {
-  const cf32 acc = pilot_sum(y, ch, m);
-  const float mag = std::abs(acc);
-  return mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+  float mag;
+  return unit_derotation(pilot_sum(y, ch, m), mag);
 }
 
 cf32 data_derotation(const cf32* y, const channel_estimate& ch, long long m, p::modulation mod)
 {
-  const cf32 acc = pilot_sum(y, ch, m);
-  const float mag = std::abs(acc);
-  const cf32 rot = mag > 0.0f ? std::conj(acc) / mag : cf32(1.0f, 0.0f);
+  float mag;
+  const cf32 rot = unit_derotation(pilot_sum(y, ch, m), mag);
   return mod == p::modulation::qpsk ? refine_qpsk_derotation(y, ch, rot, mag) : rot;
 }
 

@@ -398,8 +398,7 @@ constexpr header_decision decide_header(const float* soft, header_fields& out)
       return {header_status::ok, n};
     }
   }
-  parse_header(h, out); // the fields as the signs read them, for the report
-  return d;
+  return d; // `out` holds the fields as the signs read them (the patterns parsed into their own)
 }
 
 // ---------------------------------------------------------------- §5 constellations

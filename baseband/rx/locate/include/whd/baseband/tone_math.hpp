@@ -18,7 +18,7 @@ namespace whd::baseband {
 
 /// The channel of one frame on the used tones, and what equalisation needs.
 struct channel_estimate {
-  std::array<cf32, profile::NOF_USED> h{};    ///< LS estimate averaged over both preamble symbols
+  std::array<cf32, profile::NOF_USED> h{};    ///< LS over the training symbols (preamble, header), projected
   std::array<cf32, profile::NOF_USED> inv{};  ///< 1 / h (0 where h is 0)
   double snr_dB = 0.0;                         ///< signal over whole-band noise (whd-tx's SNR)
   int taps = 0;                                ///< taps the estimate was projected on (0: plain LS)
