@@ -5,6 +5,7 @@
 // the same header failures and the same payload bytes, and those are the
 // generator's.
 #include <whd/baseband/generator.hpp>
+#include <whd/baseband/payload_sinks.hpp>
 #include <whd/baseband/receiver.hpp>
 #include <whd/transport/capture.hpp>
 
@@ -15,6 +16,8 @@
 #include <cstddef>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -68,6 +71,44 @@ TEST(rx_threads, one_and_many_threads_give_identical_results)
       expect_identical(reference, whd::test::run_cpu_receiver(src, rc),
                        std::to_string(threads) + " threads, batches of " + std::to_string(batch));
     }
+  }
+}
+
+// A symbol's derotation averages its neighbours' (demap.hpp's PHASE_NEIGHBOURS), and a
+// thread's piece reads the windows either side of it for theirs: at an SNR where every
+// soft value depends on the phase, pieces of 1, 7, 64 and 4096 symbols give the same
+// values bit for bit. A piece that averaged over its own symbols only would change the
+// values of its first and last symbols with the cut.
+TEST(rx_threads, soft_values_do_not_depend_on_the_pieces)
+{
+  bb::capture_config cfg;
+  cfg.mods = {p::modulation::qpsk, p::modulation::qam16};
+  cfg.nds = {150, 1, 2, 71};
+  cfg.nof_frames = 8;
+  cfg.gap_samples = 500;
+  cfg.seed = 4343;
+  cfg.impairments.snr_dB = 6.0;
+  cfg.impairments.cfo_Hz = 0.9e6;
+  cfg.impairments.nof_taps = 3;
+  cfg.impairments.random_phase = true;
+  bb::memory_capture cap;
+  const auto plan = bb::generate_capture(cfg, cap);
+  const whd::transport::memory_source src(cap.samples());
+  auto soft = [&](unsigned threads, std::size_t batch) {
+    bb::memory_sink llrs;
+    bb::rx_config rc;
+    rc.nof_threads = threads;
+    rc.symbols_per_batch = batch;
+    rc.llr.sink = &llrs;
+    rc.llr.format = bb::llr_format::f32;
+    const auto out = whd::test::run_cpu_receiver(src, rc);
+    EXPECT_EQ(out.result.frames.size(), plan.frames.size()) << "batches of " << batch;
+    return llrs.bytes();
+  };
+  const std::vector<uint8_t> whole = soft(1, 4096);
+  ASSERT_FALSE(whole.empty());
+  for (const auto& [threads, batch] : {std::pair{1u, std::size_t(1)}, {3u, std::size_t(7)}, {2u, std::size_t(64)}}) {
+    EXPECT_TRUE(soft(threads, batch) == whole) << threads << " threads, batches of " << batch;
   }
 }
 

@@ -36,6 +36,9 @@ __global__ void __launch_bounds__(256) unpack_kernel(gpu::batch_view b, float2* 
 
 constexpr int SYMBOLS_PER_BLOCK = 4;
 
+/// Two passes, as the fused kernel's: every symbol's own derotation into b.rots, then
+/// the decode with each symbol's averaged over its neighbours (gpu::neighbour_rotation).
+template <bool DECODE>
 __global__ void __launch_bounds__(gpu::GROUP* SYMBOLS_PER_BLOCK) demap_kernel(gpu::batch_view b, const float2* work)
 {
   __shared__ float2 y_s[SYMBOLS_PER_BLOCK][p::N];
@@ -45,65 +48,67 @@ __global__ void __launch_bounds__(gpu::GROUP* SYMBOLS_PER_BLOCK) demap_kernel(gp
   const int g = int(threadIdx.x) / gpu::GROUP;
   const int t = int(threadIdx.x) % gpu::GROUP;
   const std::size_t sym = std::size_t(blockIdx.x) * SYMBOLS_PER_BLOCK + std::size_t(g);
-  const bool active = sym < b.count;
-  const std::size_t s = active ? sym : b.count - 1;
+  const std::size_t s = sym < b.count ? sym : b.count - 1;
+  const gpu::symbol_desc desc = b.symbols[s];
+  const gpu::frame_params& fp = b.frames[desc.frame];
+  const bool active = sym < b.count && (!DECODE || !desc.halo());
   for (int k = t; k < p::N; k += gpu::GROUP) {
     y_s[g][k] = work[s * p::N + std::size_t(k)];
   }
   __syncthreads();
-  const gpu::symbol_desc desc = b.symbols[s];
-  const gpu::frame_params& fp = b.frames[desc.frame];
-  if (t < 32) { // the first warp of the group finds the pilots' common phase
-    float mag;
-    const float2 rot = gpu::pilot_rotation(y_s[g][gpu::D_TONES.pilot_bin[t % p::NOF_PILOTS]], gpu::load_pilot_weight(fp, desc.m, t), mag);
-    if (t == 0) {
-      rot_s[g] = rot;
-      mag_s[g] = mag;
+  if constexpr (DECODE) {
+    if (active) {
+      gpu::demap_bytes(y_s[g], fp, gpu::neighbour_rotation(b, s, desc), b.out + s * gpu::OUT_STRIDE, t);
     }
-  }
-  __syncthreads();
-  // A QPSK symbol's phase refined by its data, as the fused kernel does (demap.hpp's
-  // Newton steps; every group meets each barrier).
-  const bool qpsk = fp.mod == int(p::modulation::qpsk);
-  float delta = 0.0f;
-  for (int step = 0; step < baseband::QPSK_PHASE_STEPS; ++step) {
-    float c, sn;
-    baseband::small_rotation(delta, c, sn);
-    const float2 r = gpu::cmulf(rot_s[g], make_float2(c, -sn));
-    float d1 = 0.0f, d2 = 0.0f;
-    if (qpsk) {
-      for (int d = t; d < p::NOF_DATA; d += gpu::GROUP) {
-        const int bin = gpu::D_TONES.data_bin[d];
-        const float2 h = fp.inv[bin];
-        const float2 z = gpu::cmulf(gpu::cmulf(y_s[g][bin], h), r);
-        baseband::add_qpsk_phase_terms(z.x, z.y, baseband::llr_weight(h.x, h.y, fp.llr_inv_noise), d1, d2);
+  } else {
+    if (t < 32) { // the first warp of the group finds the pilots' common phase
+      float mag;
+      const float2 rot = gpu::pilot_rotation(y_s[g][gpu::D_TONES.pilot_bin[t % p::NOF_PILOTS]], gpu::load_pilot_weight(fp, desc.number(), t), mag);
+      if (t == 0) {
+        rot_s[g] = rot;
+        mag_s[g] = mag;
       }
     }
-    for (int off = 16; off > 0; off >>= 1) {
-      d1 += __shfl_xor_sync(0xffffffffu, d1, off);
-      d2 += __shfl_xor_sync(0xffffffffu, d2, off);
-    }
-    if (t == 32) {
-      red_s[g][1] = make_float2(d1, d2);
-    }
     __syncthreads();
-    if (t == 0) {
-      red_s[g][0] = make_float2(d1 + red_s[g][1].x, d2 + red_s[g][1].y);
+    // A QPSK symbol's phase refined by its data, as the fused kernel does (demap.hpp's
+    // Newton steps; every group meets each barrier).
+    const bool qpsk = fp.mod == int(p::modulation::qpsk);
+    float delta = 0.0f;
+    for (int step = 0; step < baseband::QPSK_PHASE_STEPS; ++step) {
+      float c, sn;
+      baseband::small_rotation(delta, c, sn);
+      const float2 r = gpu::cmulf(rot_s[g], make_float2(c, -sn));
+      float d1 = 0.0f, d2 = 0.0f;
+      if (qpsk) {
+        for (int d = t; d < p::NOF_DATA; d += gpu::GROUP) {
+          const int bin = gpu::D_TONES.data_bin[d];
+          const float2 h = fp.inv[bin];
+          const float2 z = gpu::cmulf(gpu::cmulf(y_s[g][bin], h), r);
+          baseband::add_qpsk_phase_terms(z.x, z.y, baseband::llr_weight(h.x, h.y, fp.llr_inv_noise), d1, d2);
+        }
+      }
+      for (int off = 16; off > 0; off >>= 1) {
+        d1 += __shfl_xor_sync(0xffffffffu, d1, off);
+        d2 += __shfl_xor_sync(0xffffffffu, d2, off);
+      }
+      if (t == 32) {
+        red_s[g][1] = make_float2(d1, d2);
+      }
+      __syncthreads();
+      if (t == 0) {
+        red_s[g][0] = make_float2(d1 + red_s[g][1].x, d2 + red_s[g][1].y);
+      }
+      __syncthreads();
+      if (qpsk) {
+        delta = baseband::qpsk_phase_step(red_s[g][0].x, red_s[g][0].y, 2.0f * fp.llr_inv_noise * mag_s[g], delta);
+      }
+      __syncthreads();
     }
-    __syncthreads();
-    if (qpsk) {
-      delta = baseband::qpsk_phase_step(red_s[g][0].x, red_s[g][0].y, 2.0f * fp.llr_inv_noise * mag_s[g], delta);
+    if (active && t == 0) {
+      float c, sn;
+      baseband::small_rotation(delta, c, sn);
+      b.rots[s] = gpu::cmulf(rot_s[g], make_float2(c, -sn)); // delta stays 0 on 16-QAM
     }
-    __syncthreads();
-  }
-  if (qpsk && t == 0) {
-    float c, sn;
-    baseband::small_rotation(delta, c, sn);
-    rot_s[g] = gpu::cmulf(rot_s[g], make_float2(c, -sn));
-  }
-  __syncthreads();
-  if (active) {
-    gpu::demap_bytes(y_s[g], fp, rot_s[g], b.out + s * gpu::OUT_STRIDE, t);
   }
 }
 
@@ -138,6 +143,9 @@ void cufft_chain::run(transport::link_format fmt, const gpu::batch_view& b, cuda
   if (b.count > max_symbols_) {
     throw std::invalid_argument("cufft_chain: batch larger than its work space");
   }
+  if (b.rots == nullptr) {
+    throw std::invalid_argument("cufft_chain: the batch needs its derotations' scratch (batch_view::rots)");
+  }
   const std::size_t samples = b.count * p::N;
   const unsigned grid = unsigned((samples + 255) / 256);
   switch (fmt) {
@@ -150,7 +158,10 @@ void cufft_chain::run(transport::link_format fmt, const gpu::batch_view& b, cuda
   check_cufft(cufftSetStream(plan, stream), "cufftSetStream");
   auto* w = reinterpret_cast<cufftComplex*>(work_.data());
   check_cufft(cufftExecC2C(plan, w, w, CUFFT_FORWARD), "cufftExecC2C");
-  demap_kernel<<<unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK), gpu::GROUP * SYMBOLS_PER_BLOCK, 0, stream>>>(b, work_.data());
+  const unsigned blocks = unsigned((b.count + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK);
+  demap_kernel<false><<<blocks, gpu::GROUP * SYMBOLS_PER_BLOCK, 0, stream>>>(b, work_.data());
+  WHD_CUDA_CHECK_LAUNCH();
+  demap_kernel<true><<<blocks, gpu::GROUP * SYMBOLS_PER_BLOCK, 0, stream>>>(b, work_.data());
   WHD_CUDA_CHECK_LAUNCH();
 }
 

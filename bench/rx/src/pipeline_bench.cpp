@@ -223,7 +223,7 @@ void choose_batching(bench_context& ctx)
 struct device_symbols {
   explicit device_symbols(const bench_context& ctx)
       : d_frames(ctx.frames.size()), h_desc(ctx.count), d_desc(ctx.count), h_out(ctx.count * gpu::OUT_STRIDE),
-        d_out(ctx.count * gpu::OUT_STRIDE)
+        d_out(ctx.count * gpu::OUT_STRIDE), d_rots(ctx.count)
   {
     for (const auto& f : ctx.frames) {
       fp_host.push_back(gpu::make_frame_params(f));
@@ -242,6 +242,7 @@ struct device_symbols {
   cuda::device_buffer<gpu::symbol_desc> d_desc;
   cuda::pinned_buffer<uint8_t> h_out;
   cuda::device_buffer<uint8_t> d_out;
+  cuda::device_buffer<float2> d_rots; ///< the symbols' derotations (batch_view::rots)
   cuda::stream stream; ///< region (a)'s
 };
 
@@ -312,12 +313,14 @@ void device_resident_rows(bench_context& ctx, device_symbols& dev, const packed_
   cuda::device_buffer<float> d_scales(count);
   WHD_CUDA_CHECK(cudaMemcpy(d_samples.data(), w.samples.data(), count * bpw, cudaMemcpyHostToDevice));
   WHD_CUDA_CHECK(cudaMemcpy(d_scales.data(), w.scales.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  const gpu::batch_view all{d_samples.data(), d_scales.data(), dev.d_desc.data(), dev.d_frames.data(), dev.d_out.data(), count};
+  gpu::batch_view all{d_samples.data(), d_scales.data(), dev.d_desc.data(), dev.d_frames.data(), dev.d_out.data(), count};
+  all.rots = dev.d_rots.data();
   auto batched = [&](auto&& launch) {
     for (std::size_t k = 0; k < count; k += per_batch) {
       const std::size_t n = std::min(per_batch, count - k);
-      const gpu::batch_view b{d_samples.data() + k * bpw, d_scales.data() + k, dev.d_desc.data() + k, dev.d_frames.data(),
-                              dev.d_out.data() + k * gpu::OUT_STRIDE, n};
+      gpu::batch_view b{d_samples.data() + k * bpw, d_scales.data() + k, dev.d_desc.data() + k, dev.d_frames.data(),
+                        dev.d_out.data() + k * gpu::OUT_STRIDE, n};
+      b.rots = dev.d_rots.data() + k;
       launch(b);
     }
   };
@@ -363,6 +366,7 @@ struct lane {
   cuda::device_buffer<std::byte> in; ///< one batch's block
   cuda::device_buffer<uint8_t> out;
   cuda::device_buffer<gpu::frame_params> frames;
+  cuda::device_buffer<float2> rots; ///< one batch's derotations (batch_view::rots)
   std::unique_ptr<cufft_chain> chain;
 };
 using lanes = std::vector<std::unique_ptr<lane>>;
@@ -380,6 +384,7 @@ lanes make_lanes(const bench_context& ctx, const device_symbols& dev, const gpu:
     l->out = cuda::device_buffer<uint8_t>(ctx.per_batch * gpu::OUT_STRIDE);
     l->frames = cuda::device_buffer<gpu::frame_params>(dev.fp_host.size());
     WHD_CUDA_CHECK(cudaMemcpy(l->frames.data(), dev.fp_host.data(), dev.fp_host.size() * sizeof(gpu::frame_params), cudaMemcpyHostToDevice));
+    l->rots = cuda::device_buffer<float2>(ctx.per_batch);
     l->chain = std::make_unique<cufft_chain>(ctx.per_batch);
     out.push_back(std::move(l));
   }
@@ -447,6 +452,7 @@ void pipeline_row(bench_context& ctx, device_symbols& dev, const packed_windows&
     }
     gpu::batch_view b = lay.view(l.in.data(), l.out.data(), n);
     b.frames = l.frames.data(); // every frame's, copied in once
+    b.rots = l.rots.data();
     if (e == engine::cufft_chain) {
       l.chain->run(w.fmt, b, st);
     } else if (e != engine::copies_in_out) {

@@ -1,3 +1,4 @@
+#include <whd/baseband/demap.hpp>
 #include <whd/baseband/frame_locator.hpp>
 #include <whd/baseband/receiver.hpp>
 
@@ -62,6 +63,8 @@ constexpr std::size_t PIECE = 64;
 struct cpu_worker {
   fft_worker fft;
   std::vector<cf32> samples;
+  std::vector<cf32> ys;   ///< a piece's FFTs, its halo symbols' included
+  std::vector<cf32> rots; ///< their own derotations, before the neighbours' average
   std::array<float, p::MAX_BITS_PER_SYMBOL> llr{}; ///< one symbol's soft values
 };
 
@@ -516,16 +519,40 @@ private:
     const auto nbits = std::size_t(p::bits_per_symbol(lf.info.mod));
     const std::size_t llr_bps = nbits * llr_value_bytes(cfg_.llr.format);
     float* llr = cfg_.llr.sink != nullptr || cf != nullptr ? w.llr.data() : nullptr;
-    const uint64_t m0 = p::FIRST_DATA_SYMBOL + pc.first;
-    w.samples.resize((pc.count - 1) * L + p::N);
+    // The piece's symbols and its halo symbols, the frame's whole symbols either side
+    // (demap.hpp: a symbol's derotation averages its neighbours').
+    constexpr auto K = uint64_t(PHASE_NEIGHBOURS);
+    const uint64_t before = std::min<uint64_t>(K, pc.first);
+    const uint64_t after = std::min<uint64_t>(K, uint64_t(lf.info.symbols) - (pc.first + pc.count));
+    const std::size_t n = pc.count + std::size_t(before + after);
+    const uint64_t m0 = p::FIRST_DATA_SYMBOL + pc.first - before;
+    w.samples.resize((n - 1) * L + p::N);
+    w.ys.resize(n * p::N);
+    w.rots.resize(n);
     src.read(fft_window(s, m0), w.samples); // inside: the locator counts only symbols whose window is
-    for (std::size_t i = 0; i < pc.count; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       const uint64_t m = m0 + i;
       cf32* r = w.samples.data() + i * L;
-      bad_[pc.slot + i] = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
+      const auto nbad = uint32_t(zero_non_finite(std::span<cf32>(r, p::N)));
+      if (i >= before && i < before + pc.count) {
+        bad_[pc.slot + i - before] = nbad; // a halo symbol's are its own piece's
+      }
       const cf32* y = w.fft.transform(r, derotation(s.cfo_cps * double(fft_window(s, m) - s.start)), *tf.rot);
+      std::copy_n(y, p::N, w.ys.data() + i * p::N);
+      w.rots[i] = data_derotation(y, *lf.channel, (long long)m, lf.info.mod);
+    }
+    for (std::size_t i = 0; i < pc.count; ++i) {
+      const std::size_t at = i + std::size_t(before);
+      cf32 acc{};
+      for (std::size_t j = at >= K ? at - K : 0; j < std::min(n, at + K + 1); ++j) {
+        acc += w.rots[j];
+      }
+      float ur, ui;
+      unit_rotation(acc.real(), acc.imag(), ur, ui);
+      const cf32 rot(ur, ui);
+      const cf32* y = w.ys.data() + at * p::N;
       uint8_t* bits = coded ? nullptr : bytes_.data() + pc.offset + i * bps; // a coded frame's bits are its FEC's
-      demap_symbol(y, *lf.channel, data_derotation(y, *lf.channel, (long long)m, lf.info.mod), lf.info.mod, bits, llr);
+      demap_symbol(y, *lf.channel, rot, lf.info.mod, bits, llr);
       if (cfg_.llr.sink != nullptr) {
         encode_llrs(llr, nbits, cfg_.llr.format, cfg_.llr.scale, llr_bytes_.data() + pc.llr_offset + i * llr_bps);
       }

@@ -4,6 +4,8 @@
 
 #include "gpu_window_gather.hpp"
 
+#include <whd/baseband/demap.hpp>
+
 #include <whd/transport/at_once.hpp>
 
 #include <algorithm>
@@ -26,12 +28,12 @@ constexpr std::size_t READ_GRAIN = std::size_t(1) << 20;
 chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datatype type, transport::link_format lf,
                        const rx_config& cfg)
     : device(dev), link(type == datatype::cf32_le ? lf : transport::link_format::f32), capacity(positions + HALO_BEFORE + HALO_AFTER),
-      max_symbols(capacity / CHUNK_L + 1), max_candidates(max_cands),
+      max_symbols(capacity / CHUNK_L + 1 + 2 * PHASE_NEIGHBOURS), max_candidates(max_cands),
       h_raw(capacity * (packed() ? transport::link_bytes_per_sample(link) : bytes_per_sample(type))),
       h_scales(packed() ? transport::run_scales(capacity) : 0), d_link(packed() ? h_raw.size() : 0), d_scales_in(h_scales.size()),
       d_raw(capacity * bytes_per_sample(type)), d_x(capacity), search(capacity, max_cands, cfg.detect_threshold),
       locate(cfg, max_cands + MAX_CARRIED), h_count(1), h_cands(max_cands), h_located(max_cands), h_offsets(max_symbols),
-      h_desc(max_symbols), d_offsets(max_symbols), d_desc(max_symbols), d_win(max_symbols * profile::N), d_scales(max_symbols),
+      h_desc(max_symbols), d_offsets(max_symbols), d_desc(max_symbols), d_win(max_symbols * profile::N), d_rots(max_symbols), d_scales(max_symbols),
       d_bad(max_symbols), h_bad(max_symbols), d_out(max_symbols * OUT_STRIDE), h_out(d_out.size()), h_out_offsets(max_symbols),
       d_out_offsets(max_symbols), h_carry(MAX_CARRIED),
       llr_stride_bytes(cfg.llr.sink != nullptr ? LLR_STRIDE * llr_value_bytes(cfg.llr.format) : 0),

@@ -74,7 +74,9 @@ struct chunk_slot {
   int device;
   transport::link_format link; ///< f32 unless packed()
   uint64_t capacity;       ///< samples a chunk holds at most
-  std::size_t max_symbols; ///< data symbols whose windows fit in a chunk
+  /// Data symbols whose windows fit in a chunk, and the halo symbols (symbol_desc::HALO)
+  /// either side of the runs of the frames that cross its ends.
+  std::size_t max_symbols;
   std::size_t max_candidates;
   cuda::stream stream;
   cuda::pinned_buffer<std::byte> h_raw;   ///< as it crosses: as stored, or packed
@@ -95,6 +97,7 @@ struct chunk_slot {
   cuda::device_buffer<uint32_t> d_offsets;
   cuda::device_buffer<symbol_desc> d_desc;
   cuda::device_buffer<float2> d_win;
+  cuda::device_buffer<float2> d_rots; ///< the decode's derotations (batch_view::rots)
   cuda::device_buffer<float> d_scales;
   cuda::device_buffer<uint32_t> d_bad;
   cuda::pinned_buffer<uint32_t> h_bad;

@@ -1,7 +1,10 @@
 // The data symbols of a chunk's decode (gpu_chunk_symbols.hpp).
 #include "gpu_chunk_symbols.hpp"
 
+#include <whd/baseband/demap.hpp>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace whd::baseband::gpu {
 
@@ -27,29 +30,52 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
       o.params = uint32_t(s.max_candidates + nof_carried);
       ++nof_carried;
     }
-    const std::size_t first = s.count;
-    const uint64_t m0 = o.next;
-    while (o.next < o.end && o.fft0 + o.next * L + profile::N <= end && s.count < s.max_symbols) {
-      s.h_offsets[s.count] = uint32_t(o.fft0 + o.next * L - s.first);
-      s.h_desc[s.count] = {o.params, uint32_t(o.next)};
+    // A symbol is listed where its window and its next neighbour's lie in the chunk
+    // (or it is the frame's last), with the halo symbols either side of the run: the
+    // neighbour before where the frame began in an earlier chunk, the one after where
+    // it goes on (demap.hpp). Two slots are kept for a symbol and the halo after it.
+    static_assert(PHASE_NEIGHBOURS == 1, "one halo symbol either side");
+    auto fits = [&](uint64_t m) { return o.fft0 + m * L + profile::N <= end; };
+    auto add = [&](uint64_t m, bool halo) {
+      s.h_offsets[s.count] = uint32_t(o.fft0 + m * L - s.first);
+      s.h_desc[s.count] = {o.params, uint32_t(m) | (halo ? symbol_desc::HALO : 0u)};
       s.h_out_offsets[s.count] = uint32_t(s.out_bytes);
-      s.out_bytes += o.coded ? 0 : o.bytes_per_symbol;
       if (llr_value != 0) {
         s.h_llr_offsets[s.count] = uint32_t(s.llr_bytes);
+      }
+      s.h_coded[s.count] = {};
+      if (!halo) {
+        s.out_bytes += o.coded ? 0 : o.bytes_per_symbol;
         s.llr_bytes += o.bytes_per_symbol * 8 * llr_value;
       }
       ++s.count;
+    };
+    auto listed = [&] {
+      return o.next < o.end && fits(o.next) && (o.next + 1 == o.end || fits(o.next + 1)) && s.count + 2 <= s.max_symbols;
+    };
+    const uint64_t m0 = o.next;
+    if (m0 > profile::FIRST_DATA_SYMBOL && listed()) {
+      // The earlier chunk stopped where m0 + 1's window passed its end, so m0 - 1's
+      // lies 2 L past this chunk's first position.
+      if (o.fft0 + (m0 - 1) * L < s.first) {
+        throw std::logic_error("GPU backend: a halo symbol's window begins before its chunk");
+      }
+      add(m0 - 1, true);
+    }
+    const std::size_t first = s.count;
+    while (listed()) {
+      add(o.next, false);
       ++o.next;
     }
-    if (s.count > first) {
-      s.segments.push_back({first, s.count - first, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
+    const std::size_t last = s.count;
+    if (last > first && o.next < o.end) {
+      add(o.next, true); // its window lies in the chunk: fits(o.next) held for the last listed
+    }
+    if (last > first) {
+      s.segments.push_back({first, last - first, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
     }
     if (o.coded) {
-      list_coded(s, o, first, spans);
-    } else if (s.coded_symbols > 0) {
-      for (std::size_t i = first; i < s.count; ++i) {
-        s.h_coded[i] = {};
-      }
+      list_coded(s, o, first, last, spans);
     }
     if (o.next < o.end && !o.carried) {
       // Goes on past this chunk: its parameters come to the host once.
@@ -64,18 +90,13 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
   s.nof_carried = nof_carried;
 }
 
-void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, coded_span_cache& spans)
+void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans)
 {
-  if (s.coded_symbols == 0) {
-    for (std::size_t i = 0; i < first; ++i) {
-      s.h_coded[i] = {}; // the uncoded symbols listed before the chunk's first coded one
-    }
-  }
-  s.coded_symbols += s.count - first;
+  s.coded_symbols += last - first;
   const bool ends_here = o.next == o.end;
   int8_t* streams = nullptr;
   if (o.fec) {
-    if (!o.span && ends_here && o.next - profile::FIRST_DATA_SYMBOL == s.count - first) {
+    if (!o.span && ends_here && o.next - profile::FIRST_DATA_SYMBOL == last - first) {
       // Begins and ends in this chunk: gathered in the chunk's own buffer.
       streams = s.d_coded_streams.data() + s.coded_bytes;
       s.coded_bytes += fec::NOF_ENCODERS * o.geo.ce;
@@ -86,8 +107,8 @@ void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, co
       streams = o.span->d_streams.data();
     }
   }
-  for (std::size_t i = first; i < s.count; ++i) {
-    s.h_coded[i] = {streams, o.geo.ce, s.h_desc[i].m - uint32_t(profile::FIRST_DATA_SYMBOL), 1u};
+  for (std::size_t i = first; i < last; ++i) {
+    s.h_coded[i] = {streams, o.geo.ce, s.h_desc[i].number() - uint32_t(profile::FIRST_DATA_SYMBOL), 1u};
   }
   if (ends_here && o.fec) {
     coded_end e;

@@ -54,9 +54,9 @@ public:
   void list(chunk_slot& s, coded_span_cache& spans);
 
 private:
-  /// The coded frame o's symbols [first, s.count) of the chunk: their targets, and its
+  /// The coded frame o's symbols [first, last) of the chunk: their targets, and its
   /// FEC when it ends here.
-  static void list_coded(chunk_slot& s, open_frame& o, std::size_t first, coded_span_cache& spans);
+  static void list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans);
 
   std::vector<open_frame> open_;
 };

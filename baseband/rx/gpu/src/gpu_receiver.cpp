@@ -471,6 +471,7 @@ private:
       const bool cf32 = type_ == datatype::cf32_le;
       gpu::launch_gather_windows(s.located_input(type_), s.d_offsets.data(), s.count, s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
       gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
+      b.rots = s.d_rots.data();
       if (!s.out_strided()) {
         WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_out_offsets.data(), s.h_out_offsets.data(), s.count * sizeof(uint32_t),
                                        cudaMemcpyHostToDevice, st));

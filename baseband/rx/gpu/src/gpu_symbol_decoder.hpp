@@ -54,7 +54,12 @@ struct coded_target {
 /// One data symbol of a batch: which frame, which symbol m of it.
 struct symbol_desc {
   uint32_t frame; ///< index into the batch's frame_params
-  uint32_t m;     ///< symbol number in its frame (>= FIRST_DATA_SYMBOL)
+  uint32_t m;     ///< symbol number in its frame (>= FIRST_DATA_SYMBOL), HALO added for a halo symbol
+  /// m's flag for a halo symbol: a neighbour of the batch's symbols whose own decode is
+  /// another batch's (demap.hpp's PHASE_NEIGHBOURS): only its derotation is made.
+  static constexpr uint32_t HALO = 1u << 31;
+  __host__ __device__ uint32_t number() const noexcept { return m & ~HALO; }
+  __host__ __device__ bool halo() const noexcept { return (m & HALO) != 0; }
 };
 
 /// Output stride per symbol: the larger modulation's bytes (QPSK uses the first 84).
@@ -88,6 +93,10 @@ struct batch_view {
   /// target, whose soft values go to its frame's streams and whose hard bits go
   /// nowhere (its frame's payload is the FEC's).
   const coded_target* coded = nullptr;
+  /// Scratch of count entries (required): every symbol's own derotation, made by a first
+  /// pass, which the decode averages over each symbol's neighbours in the batch (the
+  /// entries next to it of its frame, m - 1 and m + 1).
+  float2* rots = nullptr;
 };
 
 /// Where a batch's inputs lie in one block of memory (pinned, and its copy on the
@@ -138,6 +147,9 @@ inline void launch_decode(transport::link_format fmt, const batch_view& b, cudaS
 {
   if (b.count == 0) {
     return;
+  }
+  if (b.rots == nullptr) {
+    throw std::invalid_argument("launch_decode: the batch needs its derotations' scratch (batch_view::rots)");
   }
   if ((b.llr != nullptr || b.coded != nullptr) && fmt != transport::link_format::f32) {
     throw std::invalid_argument("the fused kernel gives soft values from f32 windows only");

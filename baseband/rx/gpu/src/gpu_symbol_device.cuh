@@ -123,6 +123,34 @@ __device__ __forceinline__ float2 pilot_rotation(float2 y_pilot, pilot_weight w,
   return mag > 0.0f ? make_float2(w.sign * acc.x / mag, -w.sign * acc.y / mag) : make_float2(1.0f, 0.0f);
 }
 
+/// Symbol i's derotation for its decode (demap.hpp's PHASE_NEIGHBOURS): the unit
+/// average of its own in b.rots and those of its neighbours in the batch (the entries
+/// next to it of its frame, m - 1 and m + 1), summed in the CPU's order.
+__device__ __forceinline__ float2 neighbour_rotation(const batch_view& b, std::size_t i, const symbol_desc& desc)
+{
+  static_assert(PHASE_NEIGHBOURS == 1);
+  const uint32_t m = desc.number();
+  float2 acc = make_float2(0.0f, 0.0f);
+  if (i > 0) {
+    const symbol_desc d = b.symbols[i - 1];
+    if (d.frame == desc.frame && d.number() + 1 == m) {
+      acc = b.rots[i - 1];
+    }
+  }
+  const float2 own = b.rots[i];
+  acc = make_float2(acc.x + own.x, acc.y + own.y);
+  if (i + 1 < b.count) {
+    const symbol_desc d = b.symbols[i + 1];
+    if (d.frame == desc.frame && d.number() == m + 1) {
+      const float2 next = b.rots[i + 1];
+      acc = make_float2(acc.x + next.x, acc.y + next.y);
+    }
+  }
+  float2 r;
+  unit_rotation(acc.x, acc.y, r.x, r.y);
+  return r;
+}
+
 /// Equalise, demap and pack one symbol's payload bytes (Y in natural bin order), B
 /// bits a tone (2: QPSK, 4: 16-QAM): thread t writes bytes t, t + GROUP, ...
 template <int B>

@@ -1,8 +1,11 @@
 // The fused data-symbol kernel: link unpack -> CFO derotation -> 512-point FFT ->
-// pilot common phase (refined by the data on QPSK symbols) -> equalisation ->
-// demapping -> payload bytes. One group of
-// 64 threads decodes two symbols; the transforms' outputs stay in registers, and
-// only the pilots and the decided bit groups go through shared memory.
+// equalisation -> demapping -> payload bytes, in two passes over a batch: the first
+// makes every symbol's own derotation (the pilots' common phase, refined by the data on
+// QPSK symbols) into batch_view::rots, the second averages each symbol's with its
+// neighbours' (demap.hpp's PHASE_NEIGHBOURS) and decides. One group of 64 threads takes
+// two symbols; the transforms' outputs stay in registers, and only the pilots and the
+// decided bit groups go through shared memory. (The second pass transforms the windows
+// again rather than keep 4 kB a symbol of equalised tones between the passes.)
 // Instantiated per link form in gpu_symbol_kernels_<form>.cu, so the forms
 // compile in parallel.
 #pragma once
@@ -30,9 +33,13 @@ constexpr int MIN_BLOCKS = 16;
 static_assert(GROUP == fd::THREADS && fd::VALUES == 8);
 static_assert(2 * p::NOF_PILOTS == 32, "each half-warp reduces one symbol's pilots");
 
-template <transport::link_format FMT, class ALGO, bool LLR>
+/// The kernel's two passes over a batch.
+enum class pass { rotations, decode };
+
+template <transport::link_format FMT, class ALGO, bool LLR, pass PASS>
 __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 {
+  static_assert(PASS == pass::decode || !LLR);
   static_assert(ALGO::output_offset(1) == GROUP && ALGO::output_offset(SLOTS - 1) == GROUP * (SLOTS - 1),
                 "the *_held pieces assume bins out_lane + 64 j");
   // The shuffle exchange leaves bins held_lane(t) + 64 j in thread t: 1/H is read in
@@ -48,14 +55,15 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   const int t = int(threadIdx.x);
   const std::size_t sym0 = std::size_t(blockIdx.x) * K;
   std::size_t s[K];
-  bool active[K];
+  bool active[K]; // writes what its pass makes (a halo symbol: its derotation alone)
   symbol_desc desc[K];
   const frame_params* fp[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    active[k] = sym0 + std::size_t(k) < b.count;
-    s[k] = active[k] ? sym0 + std::size_t(k) : b.count - 1; // an idle symbol runs on the last one and writes nothing
+    const bool in = sym0 + std::size_t(k) < b.count;
+    s[k] = in ? sym0 + std::size_t(k) : b.count - 1; // an idle symbol runs on the last one and writes nothing
     desc[k] = b.symbols[s[k]];
+    active[k] = in && (PASS == pass::rotations || !desc[k].halo());
     fp[k] = b.frames + desc[k].frame;
   }
   const int lane = ALGO::output_base(t); // after the transform, this thread holds bins lane + 64 j
@@ -118,10 +126,12 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   }
   fd::forward_many<ALGO, K>(v, smem, t, sync);
 
-  // Pilots, equalisation and decisions on the bins this thread holds.
+  // Equalisation on the bins this thread holds (the first pass stores its pilots first).
+  if constexpr (PASS == pass::rotations) {
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    store_held_pilot(v[k], held, pilots_s + k * p::NOF_PILOTS);
+    for (int k = 0; k < K; ++k) {
+      store_held_pilot(v[k], held, pilots_s + k * p::NOF_PILOTS);
+    }
   }
 #pragma unroll
   for (int j = 0; j < SLOTS; ++j) {
@@ -136,62 +146,84 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
       }
     }
   }
-  // Lanes 0..15 of each warp reduce symbol 0's pilots, lanes 16..31 symbol 1's.
-  const bool second = ((t >> 4) & 1) != 0;
-  const pilot_weight weight = load_pilot_weight(second ? *fp[1] : *fp[0], second ? desc[1].m : desc[0].m, t);
-  sync(); // the pilots are stored
-  float mag_mine;
-  const float2 rot_mine = pilot_rotation(pilots_s[(second ? p::NOF_PILOTS : 0) + t % p::NOF_PILOTS], weight, mag_mine);
-  float2 rots[K];
-  float pilot_mag[K];
   const float2* inv_of[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const float2 r = make_float2(__shfl_sync(0xffffffffu, rot_mine.x, 16 * k), __shfl_sync(0xffffffffu, rot_mine.y, 16 * k));
-    rots[k] = make_float2(r.x * scale[k], r.y * scale[k]);
-    pilot_mag[k] = __shfl_sync(0xffffffffu, mag_mine, 16 * k) * scale[k];
     inv_of[k] = HELD_ORDER ? fp[k]->inv_held + t : fp[k]->inv + lane;
   }
-  // QPSK symbols: the phase refined by the data tones.
-  refine_qpsk<K>(v, rots, pilot_mag, fp, inv_of, red_s, t, sync);
+  if constexpr (PASS == pass::rotations) {
+    // Lanes 0..15 of each warp reduce symbol 0's pilots, lanes 16..31 symbol 1's.
+    const bool second = ((t >> 4) & 1) != 0;
+    const pilot_weight weight = load_pilot_weight(second ? *fp[1] : *fp[0], second ? desc[1].number() : desc[0].number(), t);
+    sync(); // the pilots are stored
+    float mag_mine;
+    const float2 rot_mine = pilot_rotation(pilots_s[(second ? p::NOF_PILOTS : 0) + t % p::NOF_PILOTS], weight, mag_mine);
+    float2 rots[K];
+    float pilot_mag[K];
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const float2 rot = rots[k];
-    bool soft = false;
-    if constexpr (LLR) {
-      const coded_target ct = b.coded != nullptr ? b.coded[s[k]] : coded_target{};
-      soft = active[k] && (b.llr != nullptr || ct.streams != nullptr); // an idle symbol writes no soft values
-      if (soft) {
-        uint8_t* user = b.llr == nullptr ? nullptr
-                                         : static_cast<uint8_t*>(b.llr) + (b.llr_offsets != nullptr ? std::size_t(b.llr_offsets[s[k]])
-                                                                                                      : s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form));
-        const soft_target o{inv_of[k], fp[k]->llr_inv_noise, user, b.llr_form, b.llr_scale,
-                            ct};
+    for (int k = 0; k < K; ++k) {
+      const float2 r = make_float2(__shfl_sync(0xffffffffu, rot_mine.x, 16 * k), __shfl_sync(0xffffffffu, rot_mine.y, 16 * k));
+      rots[k] = make_float2(r.x * scale[k], r.y * scale[k]);
+      pilot_mag[k] = __shfl_sync(0xffffffffu, mag_mine, 16 * k) * scale[k];
+    }
+    // QPSK symbols: the phase refined by the data tones.
+    refine_qpsk<K>(v, rots, pilot_mag, fp, inv_of, red_s, t, sync);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (active[k] && t == 0) {
+        // Without the window's scale (its neighbours' may differ): unit but for rounding.
+        const float inv_scale = scale[k] > 0.0f ? 1.0f / scale[k] : 1.0f;
+        b.rots[s[k]] = make_float2(rots[k].x * inv_scale, rots[k].y * inv_scale);
+      }
+    }
+  } else {
+    // Each symbol's derotation the unit average of its own and its neighbours', times
+    // its window's scale.
+    float2 rots[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const float2 r = neighbour_rotation(b, s[k], desc[k]);
+      rots[k] = make_float2(r.x * scale[k], r.y * scale[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const float2 rot = rots[k];
+      bool soft = false;
+      if constexpr (LLR) {
+        const coded_target ct = b.coded != nullptr ? b.coded[s[k]] : coded_target{};
+        soft = active[k] && (b.llr != nullptr || ct.streams != nullptr); // an idle symbol writes no soft values
+        if (soft) {
+          uint8_t* user = b.llr == nullptr ? nullptr
+                                           : static_cast<uint8_t*>(b.llr) + (b.llr_offsets != nullptr ? std::size_t(b.llr_offsets[s[k]])
+                                                                                                        : s[k] * LLR_STRIDE * llr_value_bytes(b.llr_form));
+          const soft_target o{inv_of[k], fp[k]->llr_inv_noise, user, b.llr_form, b.llr_scale,
+                              ct};
+          if (fp[k]->mod == int(p::modulation::qpsk)) {
+            demap_held<false, true>(v[k], rot, held, bits_s[k], o);
+          } else {
+            demap_held<true, true>(v[k], rot, held, bits_s[k], o);
+          }
+        }
+      }
+      if (!soft) {
         if (fp[k]->mod == int(p::modulation::qpsk)) {
-          demap_held<false, true>(v[k], rot, held, bits_s[k], o);
+          demap_held<false>(v[k], rot, held, bits_s[k]);
         } else {
-          demap_held<true, true>(v[k], rot, held, bits_s[k], o);
+          demap_held<true>(v[k], rot, held, bits_s[k]);
         }
       }
     }
-    if (!soft) {
-      if (fp[k]->mod == int(p::modulation::qpsk)) {
-        demap_held<false>(v[k], rot, held, bits_s[k]);
-      } else {
-        demap_held<true>(v[k], rot, held, bits_s[k]);
-      }
-    }
-  }
-  sync(); // the bit groups are stored
+    sync(); // the bit groups are stored
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    // A coded symbol's payload is its frame's FEC output: its hard bits are not written.
-    if (active[k] && (b.coded == nullptr || b.coded[s[k]].streams == nullptr)) {
-      uint8_t* out = b.out + (b.out_offsets != nullptr ? std::size_t(b.out_offsets[s[k]]) : s[k] * OUT_STRIDE);
-      if (fp[k]->mod == int(p::modulation::qpsk)) {
-        pack_payload<false>(bits_s[k], out, t);
-      } else {
-        pack_payload<true>(bits_s[k], out, t);
+    for (int k = 0; k < K; ++k) {
+      // A coded symbol's payload is its frame's FEC output: its hard bits are not written.
+      if (active[k] && (b.coded == nullptr || b.coded[s[k]].streams == nullptr)) {
+        uint8_t* out = b.out + (b.out_offsets != nullptr ? std::size_t(b.out_offsets[s[k]]) : s[k] * OUT_STRIDE);
+        if (fp[k]->mod == int(p::modulation::qpsk)) {
+          pack_payload<false>(bits_s[k], out, t);
+        } else {
+          pack_payload<true>(bits_s[k], out, t);
+        }
       }
     }
   }
@@ -199,21 +231,29 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 
 } // namespace
 
-/// Launch the fused kernel for link form FMT with the FFT algorithm ALGO.
-template <transport::link_format FMT, class ALGO, bool LLR>
-void launch_decode_kernel(const batch_view& b, cudaStream_t stream)
+/// Launch one pass of the fused kernel for link form FMT with the FFT algorithm ALGO.
+template <transport::link_format FMT, class ALGO, bool LLR, pass PASS>
+void launch_decode_pass(const batch_view& b, cudaStream_t stream)
 {
   // The largest shared-memory carve-out, so that shared memory (11 KB a block)
   // does not limit the blocks per SM before registers do (once per process).
   static const bool carved = [] {
-    WHD_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<FMT, ALGO, LLR>, cudaFuncAttributePreferredSharedMemoryCarveout,
+    WHD_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<FMT, ALGO, LLR, PASS>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         int(cudaSharedmemCarveoutMaxShared)));
     return true;
   }();
   (void)carved;
   const dim3 grid(unsigned((b.count + K - 1) / K));
-  decode_kernel<FMT, ALGO, LLR><<<grid, GROUP, 0, stream>>>(b);
+  decode_kernel<FMT, ALGO, LLR, PASS><<<grid, GROUP, 0, stream>>>(b);
   WHD_CUDA_CHECK_LAUNCH();
+}
+
+/// Both passes: the derotations, then the decode that averages them.
+template <transport::link_format FMT, class ALGO, bool LLR>
+void launch_decode_kernel(const batch_view& b, cudaStream_t stream)
+{
+  launch_decode_pass<FMT, ALGO, false, pass::rotations>(b, stream);
+  launch_decode_pass<FMT, ALGO, LLR, pass::decode>(b, stream);
 }
 
 /// The hard decisions only, or with soft values (f32 windows: the receiver's form).

@@ -70,6 +70,28 @@ WHD_HD void llr_qam16(float i, float q, float w, float* out)
   llr_qam16_axis(q, w, out + 2);
 }
 
+// ---------------------------------------------------------------- a symbol's neighbours
+// A data symbol's derotation is the average of its own (the pilots', refined on QPSK) and
+// those of its neighbours m - 1 and m + 1 among the frame's whole symbols (a frame's
+// first and last symbols have one), as unit vectors, made unit again. Both backends
+// decode every symbol with the same neighbours, whatever their pieces and chunks: each
+// reads the windows either side of its run (halo symbols) for their derotations alone.
+
+/// Neighbours a symbol's derotation is averaged with, on either side.
+inline constexpr int PHASE_NEIGHBOURS = 1;
+/// Symbols an inner symbol's derotation averages (the noise model's phase term divides
+/// by it).
+inline constexpr int PHASE_SYMBOLS = 2 * PHASE_NEIGHBOURS + 1;
+
+/// The unit vector of (re, im), 1 where it is 0 (or not finite).
+WHD_HD void unit_rotation(float re, float im, float& ur, float& ui)
+{
+  const float mag = std::sqrt(re * re + im * im);
+  const bool ok = mag > 0.0f && mag < INFINITY;
+  ur = ok ? re / mag : 1.0f;
+  ui = ok ? im / mag : 0.0f;
+}
+
 /// The weight w = 1 / (noise variance of an equalised tone) = |H|^2 / s2_eff, from
 /// the tone's 1/H and a frame's 1 / s2_eff (llr_inv_noise); 0 where 1/H is 0.
 WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
@@ -89,7 +111,9 @@ WHD_HD float llr_weight(float inv_re, float inv_im, float inv_noise)
 /// e = taps / (2 NOF_USED) (or 1/2 unprojected) + 1 / (2 NOF_PILOTS). On a QPSK frame
 /// (`refined_phase`: the data refine each symbol's phase, QPSK_PHASE_STEPS) the phase
 /// term is that of all the used tones, 1 / (2 NOF_USED): the estimate's error with the
-/// data known, which it reaches at the SNRs where the term matters at all. With the
+/// data known, which it reaches at the SNRs where the term matters at all. Either term is
+/// divided by PHASE_SYMBOLS: a symbol's derotation averages its neighbours' (inner
+/// symbols: three). With the
 /// header as a third training symbol (`training` = 3), the estimate's error is s2 / 3 a
 /// tone: the channel term is taps / (3 NOF_USED) (or 1/3). A noiseless frame is held at
 /// 90 dB of SNR per tone, so that weights stay finite.
@@ -99,7 +123,7 @@ WHD_HD float llr_inv_noise(double sig, double diff, int nof_taps, bool refined_p
   const double noise = diff / (2.0 * U);
   const double signal = sig / U > noise / 2.0 ? sig / U - noise / 2.0 : 0.0;
   const double e = (nof_taps > 0 ? double(nof_taps) / (double(training) * U) : 1.0 / double(training)) +
-                   1.0 / (2.0 * (refined_phase ? profile::NOF_USED : profile::NOF_PILOTS));
+                   1.0 / (2.0 * PHASE_SYMBOLS * (refined_phase ? profile::NOF_USED : profile::NOF_PILOTS));
   double eff = noise * (1.0 + e);
   eff = eff > signal * 1e-9 ? eff : signal * 1e-9;
   eff = eff > 1e-30 ? eff : 1e-30;
