@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(256) unpack_kernel(gpu::batch_view b, float2* 
   const int n = int(i % p::N);
   const gpu::symbol_desc desc = b.symbols[s];
   const gpu::frame_params& fp = b.frames[desc.frame];
-  const float base = gpu::window_phase(fp, desc.m);
+  const float base = gpu::window_phase(fp, desc.number());
   work[i] = gpu::cmulf(gpu::load_sample<FMT>(b.samples, i, b.scales[s]), gpu::derotation(base, float(fp.cfo_cps), n));
 }
 

@@ -70,6 +70,17 @@ __device__ __forceinline__ float window_phase(const frame_params& fp, uint32_t m
   return float(cyc);
 }
 
+/// e^{-j 2 pi window_phase}: the common phase of symbol m's window, which the CPU takes
+/// out of its samples and the fused kernel leaves in (its derotation, made from the
+/// window's own pilots, takes it out with them; derotations of different windows are
+/// compared without it).
+__device__ __forceinline__ float2 window_rotation(const frame_params& fp, uint32_t m)
+{
+  float s, c;
+  sincospif(-2.0f * window_phase(fp, m), &s, &c);
+  return make_float2(c, s);
+}
+
 /// e^{-j 2 pi (base + cfo n)}: the derotation of sample n of a window.
 __device__ __forceinline__ float2 derotation(float base, float cfo, int n)
 {

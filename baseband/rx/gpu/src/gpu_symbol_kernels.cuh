@@ -104,8 +104,9 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
   // The CFO derotation inside the window, e^{-j 2 pi cfo n}. The window's own phase,
   // e^{-j 2 pi cfo (offset + m L)}, is common to all its bins, and the pilots'
   // common-phase rotation takes any common phase c out: rot(c Y) = conj(c)/|c| rot(Y),
-  // so c Y rot(c Y) = |c| Y rot(Y). The kernel leaves it out (a sincospif, the
-  // double-precision phase and 8 products a symbol); the decisions differ from the
+  // so c Y rot(c Y) = |c| Y rot(Y). The kernel leaves it out of the samples (8 products
+  // a symbol) and out of the derotation it stores (window_rotation: one sincospif a
+  // symbol), and puts it back into the averaged one; the decisions differ from the
   // CPU's by rounding only, as the transforms' already do. (A window whose weighted
   // pilots sum to exactly 0 gets rotation 1 on both sides and keeps c on the CPU's.)
   if (all_same) {
@@ -171,18 +172,20 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (active[k] && t == 0) {
-        // Without the window's scale (its neighbours' may differ): unit but for rounding.
+        // As the CPU's: without the window's scale and its common phase (both differ
+        // between neighbours), unit but for rounding.
         const float inv_scale = scale[k] > 0.0f ? 1.0f / scale[k] : 1.0f;
-        b.rots[s[k]] = make_float2(rots[k].x * inv_scale, rots[k].y * inv_scale);
+        const float2 c = window_rotation(*fp[k], desc[k].number());
+        b.rots[s[k]] = cmulf(make_float2(rots[k].x * inv_scale, rots[k].y * inv_scale), make_float2(c.x, -c.y));
       }
     }
   } else {
-    // Each symbol's derotation the unit average of its own and its neighbours', times
-    // its window's scale.
+    // Each symbol's derotation the unit average of its own and its neighbours', with
+    // its window's common phase and scale put back.
     float2 rots[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const float2 r = neighbour_rotation(b, s[k], desc[k]);
+      const float2 r = cmulf(neighbour_rotation(b, s[k], desc[k]), window_rotation(*fp[k], desc[k].number()));
       rots[k] = make_float2(r.x * scale[k], r.y * scale[k]);
     }
 #pragma unroll
