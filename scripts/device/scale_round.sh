@@ -4,7 +4,9 @@
 # is checked against the copies' whd-tx truth twice (whd-rx --truth, streamed, and
 # cmp on the payload file), and memory is reported: peak RSS (the report's and
 # /usr/bin/time's), the device and page-locked memory the backend allocated, and
-# the device memory in use (the report's and nvidia-smi's, sampled). The copy
+# the device memory in use (the report's and nvidia-smi's, sampled). WHD_SCALE_TX: the
+# copy's whd-tx options instead (for example coded frames: "--mcs 2 -n 16 --nd 28000
+# --snr-db 40 --cfo-hz 300e3 --taps 4 --seed 11"). The copy
 # itself (base.ci8) is decoded first: memory that does not grow from it to the
 # big capture is memory that is bounded.
 #
@@ -27,7 +29,8 @@ payload_dir=${WHD_PAYLOAD_DIR:-$work}
 
 if [[ ! -f $work/base.ci8 || ! -f $work/base.truth ]]; then
   echo "== generating the copy"
-  "$bin/whd-tx" -o "$work/base" --raw -d ci8 -m qam16 -n 16 --nd 28000 --snr-db 40 --cfo-hz 300e3 --taps 4 --seed 11 2>"$out/whd-tx.log"
+  # shellcheck disable=SC2086 # WHD_SCALE_TX is a list of options
+  "$bin/whd-tx" -o "$work/base" --raw -d ci8 ${WHD_SCALE_TX:--m qam16 -n 16 --nd 28000 --snr-db 40 --cfo-hz 300e3 --taps 4 --seed 11} 2>"$out/whd-tx.log"
 fi
 base_bytes=$(stat -c %s "$work/base.ci8")
 copies=$(python3 -c "import math; print(max(1, math.ceil($size_gb * 1e9 / $base_bytes)))")
@@ -135,11 +138,12 @@ except OSError:
 mem_total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 env = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(), "cpus": os.cpu_count(),
        "ram_bytes": mem_total, "gpu": gpu or "none", "backend": backend, "copies": copies,
-       "command": f"scripts/device/scale_round.sh BIN WORK {size_gb} " + backend + (" " + extra if extra else "")}
+       "command": f"scripts/device/scale_round.sh BIN WORK {size_gb} " + backend + (" " + extra if extra else ""),
+       "copy": "whd-tx --raw -d ci8 " + os.environ.get("WHD_SCALE_TX", "-m qam16 -n 16 --nd 28000 --snr-db 40 --cfo-hz 300e3 --taps 4 --seed 11")}
 mib = lambda b: "-" if b is None else f"{b / 2**20:,.0f}"
 lines = [f"# Scale run, {backend} backend", "",
          f"- date {env['date']}, host {env['host']}, {env['cpus']} CPUs, {mem_total / 2**30:.0f} GiB RAM, GPU: {env['gpu']}",
-         f"- command: `{env['command']}`"]
+         f"- command: `{env['command']}`", f"- the copy: `{env['copy']}`"]
 if os.environ.get("WHD_SCALE_SPARSE"):
     env["sparse_copies"] = int(os.environ["WHD_SCALE_SPARSE"])
     lines.append(f"- the big capture is a sparse file: {env['sparse_copies']} copies spread evenly, holes between them read back as zero samples (silence)")
