@@ -43,7 +43,9 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
       if (llr_value != 0) {
         s.h_llr_offsets[s.count] = uint32_t(s.llr_bytes);
       }
-      s.h_coded[s.count] = {};
+      if (o.coded || s.coded_symbols > 0) {
+        s.h_coded[s.count] = {}; // (list_coded clears those before the chunk's first coded frame)
+      }
       if (!halo) {
         s.out_bytes += o.coded ? 0 : o.bytes_per_symbol;
         s.llr_bytes += o.bytes_per_symbol * 8 * llr_value;
@@ -92,6 +94,11 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
 
 void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans)
 {
+  if (s.coded_symbols == 0) {
+    for (std::size_t i = 0; i < first; ++i) {
+      s.h_coded[i] = {}; // the uncoded symbols listed before the chunk's first coded one
+    }
+  }
   s.coded_symbols += last - first;
   const bool ends_here = o.next == o.end;
   int8_t* streams = nullptr;
