@@ -202,6 +202,49 @@ TEST(reed_solomon, decodes_every_word_as_libfecs_decoder_did)
   std::printf("%d words, %d of them codewords, seed %u\n", checked, codewords, SEED);
 }
 
+// rs_decode_words tests four words side by side: each word's result and bytes must be
+// rs_decode's, whatever its neighbours are (codewords, words 1 .. 8 bytes off, random
+// words), for every length and for counts that are not a multiple of four.
+TEST(reed_solomon, words_side_by_side_decode_as_each_word_alone)
+{
+  constexpr unsigned SEED = 41;
+  std::mt19937 rng(SEED);
+  std::printf("seed %u\n", SEED);
+  for (std::size_t k = 1; k <= RS_K; k += (k < 8 || k > 208) ? 1 : 13) {
+    const std::size_t n = k + RS_PARITY;
+    for (std::size_t count : {1u, 3u, 4u, 5u, 8u, 11u}) {
+      std::vector<uint8_t> words(count * n);
+      for (std::size_t w = 0; w < count; ++w) {
+        uint8_t* word = words.data() + w * n;
+        for (std::size_t i = 0; i < k; ++i) {
+          word[i] = uint8_t(rng());
+        }
+        rs_encode(std::span<const uint8_t>(word, k), std::span<uint8_t>(word + k, RS_PARITY));
+        const auto kind = unsigned(rng() % 4); // a codeword, 1 .. 4 bytes off, 5 .. 8 off, random
+        const unsigned nerr = kind == 0 ? 0u : kind == 1 ? 1u + unsigned(rng() % 4) : kind == 2 ? 5u + unsigned(rng() % 4) : 0u;
+        for (unsigned e = 0; e < nerr; ++e) {
+          word[rng() % n] ^= uint8_t(1 + rng() % 255);
+        }
+        for (std::size_t i = 0; kind == 3 && i < n; ++i) {
+          word[i] = uint8_t(rng());
+        }
+      }
+      auto want = words;
+      std::vector<int> want_fixed(count), got_fixed(count, 99);
+      for (std::size_t w = 0; w < count; ++w) {
+        want_fixed[w] = rs_decode(std::span<uint8_t>(want.data() + w * n, n));
+      }
+      rs_decode_words(words, n, got_fixed);
+      ASSERT_EQ(got_fixed, want_fixed) << "k " << k << ", " << count << " words";
+      ASSERT_EQ(words, want) << "k " << k << ", " << count << " words";
+    }
+  }
+  std::vector<uint8_t> w(3 * 20);
+  std::vector<int> f(2);
+  EXPECT_THROW(rs_decode_words(w, 20, f), std::invalid_argument);
+  EXPECT_THROW(rs_decode_words(std::span<uint8_t>(w.data(), 16), 8, std::span<int>(f.data(), 2)), std::invalid_argument);
+}
+
 std::vector<uint8_t> ff_down_bits()
 {
   std::vector<uint8_t> bits;

@@ -59,11 +59,18 @@ TEST(demultiplex, llrs_to_int8_equals_llr_to_int8_on_every_edge)
   std::mt19937 rng(23);
   std::printf("seed 23\n");
   const std::vector<float> llr = edge_llrs(100003, rng); // not a multiple of 16: the tail too
-  for (float scale : {LLR_SCALE, 1.0f, 0.37f}) {
-    std::vector<int8_t> fast(llr.size());
-    llrs_to_int8(llr, scale, fast);
-    for (std::size_t i = 0; i < llr.size(); ++i) {
-      ASSERT_EQ(fast[i], baseband::llr_to_int8(llr[i], scale)) << "LLR " << llr[i] << " scale " << scale << " index " << i;
+  for (llr_isa isa : {llr_isa::sse2, llr_isa::avx512}) {
+    if (!llr_isa_available(isa)) {
+      std::printf("this processor has no AVX-512: SSE2 alone\n");
+      continue;
+    }
+    for (float scale : {LLR_SCALE, 1.0f, 0.37f}) {
+      std::vector<int8_t> fast(llr.size());
+      llrs_to_int8(llr, scale, fast, isa);
+      for (std::size_t i = 0; i < llr.size(); ++i) {
+        ASSERT_EQ(fast[i], baseband::llr_to_int8(llr[i], scale))
+            << "LLR " << llr[i] << " scale " << scale << " index " << i << (isa == llr_isa::sse2 ? " SSE2" : " AVX-512");
+      }
     }
   }
 }
@@ -105,12 +112,22 @@ TEST(demultiplex, llrs_go_where_their_int8_values_go)
     for (std::size_t i = 0; i < llr.size(); ++i) {
       soft[i] = baseband::llr_to_int8(llr[i], LLR_SCALE);
     }
-    std::vector<int8_t> streams(NOF_ENCODERS * g.ce, 0);
     const auto n = std::size_t(g.ncbps);
+    for (llr_isa isa : {llr_isa::sse2, llr_isa::avx512}) {
+      if (!llr_isa_available(isa)) {
+        continue;
+      }
+      std::vector<int8_t> streams(NOF_ENCODERS * g.ce, 0);
+      for (uint64_t m = 0; m < g.nd; ++m) {
+        demultiplex_llrs(g, m, std::span<const float>(llr).subspan(m * n, n), LLR_SCALE, streams, isa);
+      }
+      EXPECT_EQ(streams, plain_demultiplex(g, soft)) << "MCS " << mcs << (isa == llr_isa::sse2 ? " SSE2" : " AVX-512");
+    }
+    std::vector<int8_t> streams(NOF_ENCODERS * g.ce, 0);
     for (uint64_t m = 0; m < g.nd; ++m) {
       demultiplex_llrs(g, m, std::span<const float>(llr).subspan(m * n, n), LLR_SCALE, streams);
     }
-    EXPECT_EQ(streams, plain_demultiplex(g, soft)) << "MCS " << mcs;
+    EXPECT_EQ(streams, plain_demultiplex(g, soft)) << "MCS " << mcs << ", the default way";
   }
 }
 

@@ -3,10 +3,13 @@
 // chain (coded_tx_test checks that against the spec), correcting what it should.
 #include <whd/fec/coded_rx.hpp>
 #include <whd/fec/coded_tx.hpp>
+#include <whd/fec/reed_solomon.hpp>
 #include <whd/fec/viterbi.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -222,6 +225,60 @@ TEST(coded_rx, many_frames_at_once_equal_each_frame_alone)
     EXPECT_EQ(jobs[i].rs.corrected, one.rs.corrected);
     EXPECT_EQ(jobs[i].rs.failed, one.rs.failed);
   }
+}
+
+// correct_codewords takes up to four codewords at once: the same information bytes
+// and RS counts as correct_codeword word by word, on decoded bytes with scattered byte
+// errors (none, correctable, not), at every MCS and sizes whose last codeword is short.
+TEST(coded_rx, codewords_at_once_equal_each_codeword_alone)
+{
+  constexpr unsigned SEED = 43;
+  std::mt19937 rng(SEED);
+  std::printf("seed %u\n", SEED);
+  rs_stats all;
+  for (int mcs : MCS_LIST) {
+    for (uint32_t nd : {1u, 7u, 40u, 131u}) {
+      const frame_geometry g = geometry(mcs, nd);
+      const std::vector<uint8_t> info = random_info(g, rng);
+      // The encoders' bytes of a frame's codewords (parsed as §2.3 does), then errors:
+      // a byte in one word of ten, 3 .. 8 bytes in another one of ten.
+      std::vector<uint8_t> decoded(NOF_ENCODERS * g.q);
+      for (uint64_t w = 0; w < g.codewords; ++w) {
+        std::array<uint8_t, RS_N> word{};
+        const uint64_t k = g.message_bytes(w);
+        std::copy_n(info.begin() + std::ptrdiff_t(w * RS_K), k, word.begin());
+        rs_encode(std::span<const uint8_t>(word.data(), k), std::span<uint8_t>(word.data() + k, RS_PARITY));
+        const auto r = unsigned(rng() % 10);
+        const unsigned nerr = r == 0 ? 1u : r == 1 ? 3u + unsigned(rng() % 6) : 0u;
+        for (unsigned e = 0; e < nerr; ++e) {
+          word[rng() % (k + RS_PARITY)] ^= uint8_t(1 + rng() % 255);
+        }
+        for (uint64_t b = 0; b < k + RS_PARITY; ++b) {
+          const uint64_t i = w * RS_N + b;
+          decoded[(i % NOF_ENCODERS) * g.q + i / NOF_ENCODERS] = word[b];
+        }
+      }
+      std::vector<uint8_t> want(g.info_bytes), got(g.info_bytes);
+      rs_stats want_rs, got_rs;
+      for (uint64_t w = 0; w < g.codewords; ++w) {
+        const rs_stats r = correct_codeword(g, decoded.data(), w, want);
+        want_rs.corrected += r.corrected;
+        want_rs.failed += r.failed;
+      }
+      for (uint64_t w = 0; w < g.codewords; w += RS_WORDS_AT_ONCE) {
+        const rs_stats r = correct_codewords(g, decoded.data(), w, std::min(RS_WORDS_AT_ONCE, g.codewords - w), got);
+        got_rs.corrected += r.corrected;
+        got_rs.failed += r.failed;
+      }
+      EXPECT_EQ(got, want) << "MCS " << mcs << " Nd " << nd;
+      EXPECT_EQ(got_rs.corrected, want_rs.corrected) << "MCS " << mcs << " Nd " << nd;
+      EXPECT_EQ(got_rs.failed, want_rs.failed) << "MCS " << mcs << " Nd " << nd;
+      all.corrected += want_rs.corrected;
+      all.failed += want_rs.failed;
+    }
+  }
+  EXPECT_GT(all.corrected, 0u) << "words were corrected";
+  EXPECT_GT(all.failed, 0u) << "words could not be";
 }
 
 } // namespace

@@ -4,8 +4,7 @@
 
 #include <whd/baseband/demap.hpp>
 
-#include <emmintrin.h>
-#include <tmmintrin.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <array>
@@ -87,54 +86,125 @@ constexpr std::array<int8_t, profile::PN_PERIOD + profile::MAX_BITS_PER_SYMBOL> 
   return a;
 }();
 
-/// Symbol m's int8 soft values (`w`, order t, whitening still on) de-whitened in place
-/// and gathered into the encoders' streams: the same values where demultiplex puts them.
+/// Symbol m's int8 soft values (`w`, order t, de-whitened) gathered into the encoders'
+/// streams: the same values where demultiplex puts them. The whole symbol is gathered
+/// in `runs` (L1) first, then each encoder's run written to its stream in one copy: the
+/// byte-by-byte stores stay in the cache, the streams (far larger than it) take whole
+/// vectors, and the copies read bytes stored long enough before not to wait on them.
 template <int NCBPS>
-void dewhiten_and_gather(const frame_geometry& g, uint64_t m, int8_t* w, int8_t* streams)
+void gather_symbol(const frame_geometry& g, uint64_t m, const int8_t* w, int8_t* streams)
 {
-  const int8_t* mask = PN_MASK.data() + (m * NCBPS) % profile::PN_PERIOD;
-  for (int t = 0; t < NCBPS; ++t) {
-    // (s ^ -1) - (-1) = -s, as an int8 (-128 stays -128, as int8_t(-s) gives).
-    w[t] = int8_t((w[t] ^ mask[t]) - mask[t]);
-  }
   constexpr int PER = NCBPS / NOF_ENCODERS;
-  if constexpr (gather_runs_step_eight<NCBPS>()) {
-    constexpr int C = INTERLEAVER_COLUMNS;
-    for (int e = 0; e < NOF_ENCODERS; ++e) {
-      int8_t* dst = streams + uint64_t(e) * g.ce + m * PER;
-      const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
+  alignas(64) std::array<int8_t, NCBPS> runs;
+  for (int e = 0; e < NOF_ENCODERS; ++e) {
+    const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
+    int8_t* run = runs.data() + e * PER;
+    if constexpr (gather_runs_step_eight<NCBPS>()) {
+      constexpr int C = INTERLEAVER_COLUMNS;
       for (int j = 0; j < C; ++j) {
-        const int8_t* run = w + src[j];
+        const int8_t* from = w + src[j];
         for (int i = 0; i < PER / C; ++i) {
-          dst[j + C * i] = run[8 * i];
+          run[j + C * i] = from[8 * i];
         }
       }
-    }
-  } else {
-    for (int e = 0; e < NOF_ENCODERS; ++e) {
-      int8_t* dst = streams + uint64_t(e) * g.ce + m * PER;
-      const uint16_t* src = GATHER<NCBPS>.data() + e * PER;
+    } else {
       for (int j = 0; j < PER; ++j) {
-        dst[j] = w[src[j]];
+        run[j] = w[src[j]];
       }
     }
+  }
+  for (int e = 0; e < NOF_ENCODERS; ++e) {
+    std::copy_n(runs.data() + e * PER, PER, streams + uint64_t(e) * g.ce + m * PER);
   }
 }
 
 static_assert(gather_runs_step_eight<profile::bits_per_symbol(profile::modulation::qam16)>() &&
               gather_runs_step_eight<profile::bits_per_symbol(profile::modulation::qpsk)>());
 
-/// Symbol m's int8 soft values into the streams, by the gather where Ncbps has one.
-void put_symbol(const frame_geometry& g, uint64_t m, int8_t* w, std::span<int8_t> streams)
+/// Symbol m's int8 soft values (order t, de-whitened) into the streams, by the gather
+/// where Ncbps has one.
+void put_symbol(const frame_geometry& g, uint64_t m, const int8_t* w, std::span<int8_t> streams)
 {
   constexpr int QPSK = profile::bits_per_symbol(profile::modulation::qpsk);
   constexpr int QAM16 = profile::bits_per_symbol(profile::modulation::qam16);
   if (g.ncbps == QAM16) {
-    dewhiten_and_gather<QAM16>(g, m, w, streams.data());
+    gather_symbol<QAM16>(g, m, w, streams.data());
   } else if (g.ncbps == QPSK) {
-    dewhiten_and_gather<QPSK>(g, m, w, streams.data());
+    gather_symbol<QPSK>(g, m, w, streams.data());
   } else {
-    demultiplex(g, m, std::span<const int8_t>(w, std::size_t(g.ncbps)), streams);
+    // demultiplex de-whitens: whiten again first (the negation is its own inverse).
+    std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> v{};
+    const int8_t* mask = PN_MASK.data() + (m * uint64_t(g.ncbps)) % profile::PN_PERIOD;
+    for (int t = 0; t < g.ncbps; ++t) {
+      v[std::size_t(t)] = int8_t((w[t] ^ mask[t]) - mask[t]);
+    }
+    demultiplex(g, m, std::span<const int8_t>(v.data(), std::size_t(g.ncbps)), streams);
+  }
+}
+
+/// The whitening sequence as float sign masks (the sign bit where PN is 1), as PN_MASK.
+constexpr std::array<uint32_t, profile::PN_PERIOD + profile::MAX_BITS_PER_SYMBOL> PN_SIGN = [] {
+  std::array<uint32_t, profile::PN_PERIOD + profile::MAX_BITS_PER_SYMBOL> a{};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = profile::PN[i % profile::PN_PERIOD] ? 0x80000000u : 0u;
+  }
+  return a;
+}();
+
+/// convert_llrs' values 16 at a time in AVX-512 registers, as many whole sixteens as n
+/// holds; returns how many were converted. The same steps as the SSE2 loop: the
+/// product, NaN to 0, saturation to +-127, conversion under the default rounding.
+__attribute__((target("avx512f"))) std::size_t convert_llrs_avx512(const float* llr, std::size_t n, float scale,
+                                                                     const uint32_t* sign, int8_t* out)
+{
+  const __m512 sc = _mm512_set1_ps(scale), hi = _mm512_set1_ps(127.0f), lo = _mm512_set1_ps(-127.0f);
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 x = _mm512_loadu_ps(llr + i);
+    if (sign != nullptr) {
+      x = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_loadu_si512(sign + i)));
+    }
+    const __m512 v = _mm512_mul_ps(x, sc);
+    const __mmask16 number = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+    // The zero-masked forms (NaN lanes to 0): GCC 12's unmasked ones pass an undefined
+    // merge source that -Wmaybe-uninitialized reports.
+    const __m512 c = _mm512_maskz_max_ps(number, _mm512_maskz_min_ps(number, v, hi), lo);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_maskz_cvtepi32_epi8(0xFFFF, _mm512_maskz_cvtps_epi32(number, c)));
+  }
+  return i;
+}
+
+/// llrs_to_int8 with each LLR's sign first flipped where `sign` (n words, PN_SIGN) has
+/// its sign bit: llr_to_int8(-x) = -llr_to_int8(x) (the product, the saturation and
+/// the rounding are symmetric, NaN gives 0 either way), so these are the de-whitened
+/// int8 values. sign == nullptr: no flips.
+void convert_llrs(const float* llr, std::size_t n, float scale, const uint32_t* sign, int8_t* out, llr_isa isa)
+{
+  if (!llr_isa_available(isa)) {
+    throw std::invalid_argument("llrs_to_int8: this processor lacks the instruction set asked for");
+  }
+  std::size_t i = isa == llr_isa::avx512 ? convert_llrs_avx512(llr, n, scale, sign, out) : 0;
+  // SSE2 (every x86-64): the product as llr_to_int8 takes it, NaN to 0, saturated to
+  // +-127, then converted under the default rounding (to nearest, ties to even), as
+  // llr_to_int8's 1.5 x 2^23 rounds.
+  const __m128 sc = _mm_set1_ps(scale), hi = _mm_set1_ps(127.0f), lo = _mm_set1_ps(-127.0f);
+  const auto four = [&](std::size_t at) {
+    __m128 x = _mm_loadu_ps(llr + at);
+    if (sign != nullptr) {
+      x = _mm_xor_ps(x, _mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sign + at))));
+    }
+    const __m128 v = _mm_mul_ps(x, sc);
+    // minps gives its second operand where either is NaN: 127, masked to 0 after.
+    const __m128 c = _mm_and_ps(_mm_max_ps(_mm_min_ps(v, hi), lo), _mm_cmpord_ps(v, v));
+    return _mm_cvtps_epi32(c);
+  };
+  for (; i + 16 <= n; i += 16) {
+    const __m128i a = _mm_packs_epi32(four(i), four(i + 4)), b = _mm_packs_epi32(four(i + 8), four(i + 12));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_packs_epi16(a, b));
+  }
+  for (; i < n; ++i) {
+    const int8_t v = baseband::llr_to_int8(llr[i], scale);
+    out[i] = sign != nullptr && sign[i] != 0 ? int8_t(-v) : v;
   }
 }
 
@@ -156,7 +226,11 @@ void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<cons
   const auto n = std::size_t(g.ncbps);
   std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> w{};
   for (std::size_t i = 0; i < soft.size() / n; ++i) {
-    std::copy_n(soft.data() + i * n, n, w.begin());
+    // De-whitened: (s ^ -1) - (-1) = -s, as an int8 (-128 stays -128, as int8_t(-s) gives).
+    const int8_t* mask = PN_MASK.data() + ((first + i) * n) % profile::PN_PERIOD;
+    for (std::size_t t = 0; t < n; ++t) {
+      w[t] = int8_t((soft[i * n + t] ^ mask[t]) - mask[t]);
+    }
     put_symbol(g, first + i, w.data(), streams);
   }
 }
@@ -166,41 +240,43 @@ void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<cons
   demultiplex(g, first, soft, streams);
 }
 
-void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out)
+bool llr_isa_available(llr_isa isa) noexcept
+{
+  static const bool avx512 = __builtin_cpu_supports("avx512f") != 0;
+  return isa == llr_isa::sse2 || avx512;
+}
+
+llr_isa best_llr_isa() noexcept { return llr_isa_available(llr_isa::avx512) ? llr_isa::avx512 : llr_isa::sse2; }
+
+void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out, llr_isa isa)
 {
   if (out.size() != llr.size()) {
     throw std::invalid_argument("llrs_to_int8: as many int8 values as LLRs");
   }
-  std::size_t i = 0;
-  // SSE2 (every x86-64): the product as llr_to_int8 takes it, NaN to 0, saturated to
-  // +-127, then converted under the default rounding (to nearest, ties to even), as
-  // llr_to_int8's 1.5 x 2^23 rounds.
-  const __m128 sc = _mm_set1_ps(scale), hi = _mm_set1_ps(127.0f), lo = _mm_set1_ps(-127.0f);
-  const auto four = [&](const float* p) {
-    const __m128 v = _mm_mul_ps(_mm_loadu_ps(p), sc);
-    // minps gives its second operand where either is NaN: 127, masked to 0 after.
-    const __m128 c = _mm_and_ps(_mm_max_ps(_mm_min_ps(v, hi), lo), _mm_cmpord_ps(v, v));
-    return _mm_cvtps_epi32(c);
-  };
-  for (; i + 16 <= llr.size(); i += 16) {
-    const float* p = llr.data() + i;
-    const __m128i a = _mm_packs_epi32(four(p), four(p + 4)), b = _mm_packs_epi32(four(p + 8), four(p + 12));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data() + i), _mm_packs_epi16(a, b));
-  }
-  for (; i < llr.size(); ++i) {
-    out[i] = baseband::llr_to_int8(llr[i], scale);
-  }
+  convert_llrs(llr.data(), llr.size(), scale, nullptr, out.data(), isa);
 }
 
-void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale, std::span<int8_t> streams)
+void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out)
+{
+  llrs_to_int8(llr, scale, out, best_llr_isa());
+}
+
+void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale, std::span<int8_t> streams,
+                      llr_isa isa)
 {
   check_sizes(g, m, llr.size(), streams.size(), "demultiplex_llrs");
   if (llr.size() != std::size_t(g.ncbps)) {
     throw std::invalid_argument("demultiplex_llrs: one data symbol's Ncbps LLRs");
   }
+  // Converted and de-whitened in one pass, then gathered.
   std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> w;
-  llrs_to_int8(llr, scale, std::span<int8_t>(w.data(), llr.size()));
+  convert_llrs(llr.data(), llr.size(), scale, PN_SIGN.data() + (m * llr.size()) % profile::PN_PERIOD, w.data(), isa);
   put_symbol(g, m, w.data(), streams);
+}
+
+void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale, std::span<int8_t> streams)
+{
+  demultiplex_llrs(g, m, llr, scale, streams, best_llr_isa());
 }
 
 std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const float> c)
@@ -215,18 +291,60 @@ std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const fl
   return out;
 }
 
-rs_stats correct_codeword(const frame_geometry& g, const uint8_t* decoded, uint64_t word, std::span<uint8_t> info)
+namespace {
+
+/// Codeword `word`'s k + 8 RS stream bytes gathered from the encoders' decoded bytes
+/// (un-parsing, §2.3) into w.
+void gather_codeword(const frame_geometry& g, const uint8_t* decoded, uint64_t word, uint8_t* w)
 {
-  const uint64_t k = g.message_bytes(word);
+  const uint64_t n = g.message_bytes(word) + RS_PARITY;
   const uint64_t at = word * (RS_K + RS_PARITY); // first RS stream byte of the codeword
-  std::array<uint8_t, RS_N> w{};
-  for (uint64_t b = 0; b < k + RS_PARITY; ++b) {
+  for (uint64_t b = 0; b < n; ++b) {
     const uint64_t i = at + b;
     w[b] = decoded[(i % NOF_ENCODERS) * g.q + i / NOF_ENCODERS];
   }
+}
+
+} // namespace
+
+rs_stats correct_codeword(const frame_geometry& g, const uint8_t* decoded, uint64_t word, std::span<uint8_t> info)
+{
+  const uint64_t k = g.message_bytes(word);
+  std::array<uint8_t, RS_N> w{};
+  gather_codeword(g, decoded, word, w.data());
   const int fixed = rs_decode(std::span<uint8_t>(w.data(), k + RS_PARITY));
   std::copy_n(w.begin(), k, info.begin() + std::ptrdiff_t(word * RS_K));
   return fixed < 0 ? rs_stats{0, 1} : rs_stats{uint32_t(fixed), 0};
+}
+
+rs_stats correct_codewords(const frame_geometry& g, const uint8_t* decoded, uint64_t first, uint64_t count,
+                           std::span<uint8_t> info)
+{
+  if (count > RS_WORDS_AT_ONCE || first + count > g.codewords) {
+    throw std::invalid_argument("correct_codewords: at most 4 of the frame's codewords");
+  }
+  std::array<uint8_t, RS_WORDS_AT_ONCE * RS_N> w{};
+  std::array<int, RS_WORDS_AT_ONCE> fixed{};
+  // The words of 216 message bytes (all but perhaps the frame's last) side by side.
+  uint64_t full = 0;
+  while (full < count && g.message_bytes(first + full) == RS_K) {
+    ++full;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    gather_codeword(g, decoded, first + i, w.data() + i * RS_N);
+  }
+  rs_decode_words(std::span<uint8_t>(w.data(), full * RS_N), RS_N, std::span<int>(fixed.data(), full));
+  for (uint64_t i = full; i < count; ++i) {
+    fixed[i] = rs_decode(std::span<uint8_t>(w.data() + i * RS_N, g.message_bytes(first + i) + RS_PARITY));
+  }
+  rs_stats total;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t word = first + i;
+    std::copy_n(w.begin() + std::ptrdiff_t(i * RS_N), g.message_bytes(word), info.begin() + std::ptrdiff_t(word * RS_K));
+    total.corrected += fixed[i] < 0 ? 0u : uint32_t(fixed[i]);
+    total.failed += fixed[i] < 0 ? 1u : 0u;
+  }
+  return total;
 }
 
 namespace {
@@ -399,7 +517,7 @@ void coded_decoder::decode(std::span<coded_job> jobs, const parallel_for& pf)
   };
   decoded_at_.assign(jobs.size() + 1, 0);
   tiles_at_.assign(jobs.size() + 1, 0);
-  words_at_.assign(jobs.size() + 1, 0);
+  groups_at_.assign(jobs.size() + 1, 0);
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const frame_geometry& g = jobs[j].g;
     if (jobs[j].streams.size() != NOF_ENCODERS * g.ce || jobs[j].info.size() != g.info_bytes) {
@@ -407,7 +525,7 @@ void coded_decoder::decode(std::span<coded_job> jobs, const parallel_for& pf)
     }
     decoded_at_[j + 1] = decoded_at_[j] + NOF_ENCODERS * g.q;
     tiles_at_[j + 1] = tiles_at_[j] + NOF_ENCODERS * nof_tiles(g.nin);
-    words_at_[j + 1] = words_at_[j] + g.codewords;
+    groups_at_[j + 1] = groups_at_[j] + (g.codewords + RS_WORDS_AT_ONCE - 1) / RS_WORDS_AT_ONCE;
   }
   decoded_.resize(decoded_at_.back());
   const uint64_t nof_tiles_all = tiles_at_.back();
@@ -435,17 +553,19 @@ void coded_decoder::decode(std::span<coded_job> jobs, const parallel_for& pf)
     }
     decode_tiles(std::span<const tile_job>(batch.data(), count));
   });
-  // Un-parsing (§2.3) and RS (§2.2), codeword by codeword.
-  std::vector<rs_stats> per_word(words_at_.back());
-  run(std::size_t(words_at_.back()), [&](std::size_t w) {
-    const std::size_t j = std::size_t(std::upper_bound(words_at_.begin(), words_at_.end(), w) - words_at_.begin()) - 1;
-    per_word[w] = correct_codeword(jobs[j].g, decoded_.data() + decoded_at_[j], w - words_at_[j], jobs[j].info);
+  // Un-parsing (§2.3) and RS (§2.2), four codewords of a frame at a time.
+  std::vector<rs_stats> per_group(groups_at_.back());
+  run(std::size_t(groups_at_.back()), [&](std::size_t item) {
+    const std::size_t j = std::size_t(std::upper_bound(groups_at_.begin(), groups_at_.end(), item) - groups_at_.begin()) - 1;
+    const uint64_t first = (item - groups_at_[j]) * RS_WORDS_AT_ONCE;
+    const uint64_t count = std::min<uint64_t>(RS_WORDS_AT_ONCE, jobs[j].g.codewords - first);
+    per_group[item] = correct_codewords(jobs[j].g, decoded_.data() + decoded_at_[j], first, count, jobs[j].info);
   });
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     jobs[j].rs = {};
-    for (uint64_t w = words_at_[j]; w < words_at_[j + 1]; ++w) {
-      jobs[j].rs.corrected += per_word[w].corrected;
-      jobs[j].rs.failed += per_word[w].failed;
+    for (uint64_t i = groups_at_[j]; i < groups_at_[j + 1]; ++i) {
+      jobs[j].rs.corrected += per_group[i].corrected;
+      jobs[j].rs.failed += per_group[i].failed;
     }
   }
 }

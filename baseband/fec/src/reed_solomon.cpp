@@ -80,6 +80,23 @@ public:
     }
     return r;
   }
+  /// parity() of four messages of k bytes, `stride` apart, side by side: four
+  /// independent chains of dependent table loads (one chain's latency is its cost).
+  void parity4(const uint8_t* message, std::size_t stride, std::size_t k, uint64_t (&r)[4]) const noexcept
+  {
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    const uint8_t *ma = message, *mb = message + stride, *mc = message + 2 * stride, *md = message + 3 * stride;
+    for (std::size_t i = 0; i < k; ++i) {
+      a = (a << 8) ^ step_[ma[i] ^ uint8_t(a >> 56)];
+      b = (b << 8) ^ step_[mb[i] ^ uint8_t(b >> 56)];
+      c = (c << 8) ^ step_[mc[i] ^ uint8_t(c >> 56)];
+      d = (d << 8) ^ step_[md[i] ^ uint8_t(d >> 56)];
+    }
+    r[0] = a;
+    r[1] = b;
+    r[2] = c;
+    r[3] = d;
+  }
   /// 8 parity bytes as one word, the first in the top byte.
   static uint64_t load(const uint8_t* p) noexcept
   {
@@ -145,6 +162,29 @@ int rs_decode(std::span<uint8_t> codeword)
     return -1;
   }
   return fixed;
+}
+
+void rs_decode_words(std::span<uint8_t> words, std::size_t n, std::span<int> fixed)
+{
+  if (n <= RS_PARITY || n > RS_N || words.size() != n * fixed.size()) {
+    throw std::invalid_argument("rs_decode_words: codewords of 9 .. 224 bytes, n bytes for each result");
+  }
+  const std::size_t k = n - RS_PARITY;
+  const rs_register& reg = parity_register();
+  std::size_t i = 0;
+  for (; i + 4 <= fixed.size(); i += 4) {
+    uint8_t* w = words.data() + i * n;
+    uint64_t parity[4];
+    reg.parity4(w, n, k, parity);
+    for (std::size_t j = 0; j < 4; ++j) {
+      // A codeword is rs_decode's 0 as it is; any other word takes rs_decode's own way.
+      uint8_t* word = w + j * n;
+      fixed[i + j] = parity[j] == rs_register::load(word + k) ? 0 : rs_decode(std::span<uint8_t>(word, n));
+    }
+  }
+  for (; i < fixed.size(); ++i) {
+    fixed[i] = rs_decode(std::span<uint8_t>(words.data() + i * n, n));
+  }
 }
 
 } // namespace whd::fec

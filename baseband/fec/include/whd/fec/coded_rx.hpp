@@ -30,14 +30,29 @@ void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<cons
 /// The same for float soft values (references and benchmarks).
 void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<const float> soft, std::span<float> streams);
 
+/// How llrs_to_int8 and demultiplex_llrs convert: SSE2, four LLRs at a time (every
+/// x86-64), or AVX-512, sixteen (where present, and then the default). Either gives
+/// the same values.
+enum class llr_isa { sse2, avx512 };
+bool llr_isa_available(llr_isa isa) noexcept;
+llr_isa best_llr_isa() noexcept;
+
 /// LLRs as the FEC takes them: out[i] = baseband::llr_to_int8(llr[i], scale), the same
-/// values, vectorised. `out` holds llr.size() values.
+/// values, vectorised as best_llr_isa() says. `out` holds llr.size() values.
 void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out);
+/// The same, the way asked for.
+/// @throws std::invalid_argument when the processor lacks it
+void llrs_to_int8(std::span<const float> llr, float scale, std::span<int8_t> out, llr_isa isa);
 
 /// Data symbol m of a frame from its demapper's float LLRs (Ncbps of them, order t):
-/// each as llrs_to_int8 makes it, then as demultiplex_symbols places it; one pass.
+/// each as llrs_to_int8 makes it, then as demultiplex_symbols places it. The
+/// de-whitening is the LLR's sign flipped before the conversion (llr_to_int8 is odd).
 void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale,
                       std::span<int8_t> streams);
+/// The same, converting the way asked for.
+/// @throws std::invalid_argument when the processor lacks it
+void demultiplex_llrs(const frame_geometry& g, uint64_t m, std::span<const float> llr, float scale,
+                      std::span<int8_t> streams, llr_isa isa);
 
 /// Encoder stream `c` (Ce float soft values) depunctured whole: 3 nin values.
 std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const float> c);
@@ -47,6 +62,16 @@ std::vector<float> depuncture_stream(const frame_geometry& g, std::span<const fl
 /// encoder e's Q at e Q), corrected, its k message bytes to info[word 216 ..].
 /// @return what RS did to it: {bytes corrected, 0} or {0, 1} when it could not
 rs_stats correct_codeword(const frame_geometry& g, const uint8_t* decoded, uint64_t word, std::span<uint8_t> info);
+
+/// Codewords correct_codewords takes at once.
+inline constexpr uint64_t RS_WORDS_AT_ONCE = 4;
+
+/// correct_codeword of codewords [first, first + count) (count <= RS_WORDS_AT_ONCE),
+/// the same bytes and counts, the test of those of 216 message bytes run side by side
+/// (rs_decode_words).
+/// @return the sum of their correct_codeword results
+rs_stats correct_codewords(const frame_geometry& g, const uint8_t* decoded, uint64_t first, uint64_t count,
+                           std::span<uint8_t> info);
 
 /// Tile `tile` of encoder stream `c` (Ce values) depunctured (§2.4; erasures and the
 /// coded pad 0): 3 values per trellis step of the tile's run, into `out`
@@ -76,7 +101,7 @@ private:
   std::vector<uint8_t> decoded_;        ///< 8 Q bytes a job, encoder-major
   std::vector<uint64_t> decoded_at_;    ///< each job's first byte in decoded_
   std::vector<uint64_t> tiles_at_;      ///< prefix sums of the jobs' 8 nof_tiles(nin)
-  std::vector<uint64_t> words_at_;      ///< prefix sums of the jobs' codewords
+  std::vector<uint64_t> groups_at_;     ///< prefix sums of the jobs' groups of RS_WORDS_AT_ONCE codewords
 };
 
 /// A whole frame on one thread: demultiplexing, Viterbi, RS.

@@ -4,6 +4,7 @@
 /// The codec is libfec's (Karn), `init_rs_char(8, 0x11d, 1, 1, 8, 255 - 8 - k)`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -25,5 +26,13 @@ void rs_encode(std::span<const uint8_t> message, std::span<uint8_t> parity);
 ///         (more than 4 byte errors detected); the codeword is then left as received
 /// @throws std::invalid_argument for a bad size
 int rs_decode(std::span<uint8_t> codeword);
+
+/// rs_decode of codewords of one length n = k + 8 bytes, word i at words[i n ..]:
+/// the same results and bytes, the test that finds a word already a codeword (most
+/// are) run on four words side by side.
+/// @param words [in,out] n fixed.size() bytes
+/// @param fixed [out] rs_decode's return value for each word
+/// @throws std::invalid_argument for a bad size
+void rs_decode_words(std::span<uint8_t> words, std::size_t n, std::span<int> fixed);
 
 } // namespace whd::fec
