@@ -169,7 +169,7 @@ fec_bench_result run_fec_bench(const fec_bench_config& cfg, const std::function<
     r.rs_failed += j.rs.failed;
     r.rs_corrected += j.rs.corrected;
   }
-  r.rows.push_back(row_of("CPU: coded decoder, " + std::to_string(threads) + " threads (AVX2 Viterbi, libfec RS)", tc, r.info_bits));
+  r.rows.push_back(row_of("CPU: coded decoder, " + std::to_string(threads) + " threads (AVX-512 Viterbi where present, else AVX2; libfec RS)", tc, r.info_bits));
   progress(r.rows.back().what + ": " + format_value("%.2f", r.rows.back().info_gbps) + " Gb/s");
   if (!r.env.gpu) {
     progress(r.env.no_gpu_reason);
