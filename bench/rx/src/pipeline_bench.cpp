@@ -315,6 +315,8 @@ void device_resident_rows(bench_context& ctx, device_symbols& dev, const packed_
   WHD_CUDA_CHECK(cudaMemcpy(d_scales.data(), w.scales.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   gpu::batch_view all{d_samples.data(), d_scales.data(), dev.d_desc.data(), dev.d_frames.data(), dev.d_out.data(), count};
   all.rots = dev.d_rots.data();
+  // Each batch decodes alone: a symbol at a batch's edge averages its derotation with
+  // one neighbour fewer than whd-rx's chunks (which carry halo symbols) give it.
   auto batched = [&](auto&& launch) {
     for (std::size_t k = 0; k < count; k += per_batch) {
       const std::size_t n = std::min(per_batch, count - k);
