@@ -38,8 +38,8 @@ chunk_slot::chunk_slot(int dev, uint64_t positions, std::size_t max_cands, datat
       d_out_offsets(max_symbols), h_carry(MAX_CARRIED),
       llr_stride_bytes(cfg.llr.sink != nullptr ? LLR_STRIDE * llr_value_bytes(cfg.llr.format) : 0),
       d_llr(max_symbols * llr_stride_bytes), h_llr(d_llr.size()), h_llr_offsets(llr_stride_bytes > 0 ? max_symbols : 0),
-      d_llr_offsets(h_llr_offsets.size()), d_coded_streams(max_symbols * profile::MAX_BITS_PER_SYMBOL), h_coded(max_symbols),
-      d_coded(max_symbols), d_rs(2 * (max_symbols + MAX_CARRIED)), h_rs(d_rs.size())
+      d_llr_offsets(h_llr_offsets.size()), d_coded_streams(max_symbols * profile::MAX_BITS_PER_SYMBOL), h_coded(max_cands + MAX_CARRIED),
+      d_coded(h_coded.size()), d_rs(2 * (max_symbols + MAX_CARRIED)), h_rs(d_rs.size())
 {
   launch_fill(d_scales.data(), d_scales.size(), 1.0f, stream.get()); // f32 windows are unscaled
 }
@@ -418,6 +418,22 @@ void slot_ring::release_input(chunk_slot& s)
     s.input_held = false;
   }
   free_cv_.notify_all();
+}
+
+namespace {
+
+void CUDART_CB release_input_fn(void* p)
+{
+  auto* s = static_cast<chunk_slot*>(p);
+  s->ring->release_input(*s); // a lock and a notify: no CUDA call
+}
+
+} // namespace
+
+void slot_ring::release_input_after(chunk_slot& s)
+{
+  s.ring = this;
+  WHD_CUDA_CHECK(cudaLaunchHostFunc(s.stream.get(), release_input_fn, &s));
 }
 
 void slot_ring::release_output(chunk_slot& s)

@@ -54,6 +54,8 @@ struct segment {
   uint32_t first_symbol = 0; ///< data symbol number (0 = the frame's first) of the first slot
 };
 
+class slot_ring;
+
 /// One chunk in flight on one GPU: the capture's samples as stored, the search, the
 /// locate stage and the decode, with their buffers (allocated once).
 struct chunk_slot {
@@ -123,14 +125,17 @@ struct chunk_slot {
   cuda::pinned_buffer<uint32_t> h_llr_offsets;
   cuda::device_buffer<uint32_t> d_llr_offsets;
   std::size_t llr_bytes = 0; ///< the chunk's soft values, bytes
-  /// Coded frames (profile 2). Symbol i's target (h_coded, d_coded: the kernel's
-  /// demultiplexing) where coded_symbols > 0; the soft values of frames that begin
-  /// and end in this chunk gather in d_coded_streams, one frame after another
-  /// (coded_bytes used), those of frames that go on past a chunk in their span.
+  /// Coded frames (profile 2). Each frame's target (h_coded, d_coded: the kernel's
+  /// demultiplexing), by its index in the chunk's frame parameters (symbol_desc::frame;
+  /// coded_frames entries used), passed to the decode where coded_symbols > 0; the soft
+  /// values of frames that begin and end in this chunk gather in d_coded_streams, one
+  /// frame after another (coded_bytes used), those of frames that go on past a chunk in
+  /// their span.
   cuda::device_buffer<int8_t> d_coded_streams;
   std::size_t coded_bytes = 0;
   cuda::pinned_buffer<coded_target> h_coded;
   cuda::device_buffer<coded_target> d_coded;
+  std::size_t coded_frames = 0;
   std::size_t coded_symbols = 0;
   /// The frames whose FEC this chunk runs (their last symbol is in it), in result
   /// order, and RS's counts of each (corrected, failed) as they come back.
@@ -138,11 +143,16 @@ struct chunk_slot {
   cuda::device_buffer<uint32_t> d_rs;
   cuda::pinned_buffer<uint32_t> h_rs;
   gpu_fec fec; ///< their FEC (its scratch made at the first coded frame)
-  /// Recorded before the FEC where the chunk has coded frames that end in it: the
-  /// decode no longer reads the input, so the next chunk may be read into it while
-  /// the FEC runs (the FEC reads only the output half and its own buffers).
+  /// Where the chunk has coded frames that end in it, their FEC and the copies back
+  /// run on this stream, after `decoded`: the next chunk's copy in, search and locate
+  /// on `stream` do not wait for them (the FEC reads only the output half and its own
+  /// buffers).
+  cuda::stream fec_stream;
+  /// Recorded after every decode: a coded frame's soft values from this chunk are in
+  /// its streams (a spanning frame's FEC waits for every slot's).
   cuda::event decoded{false};
-  cuda::event done;
+  /// The chunk's outputs are on the host.
+  cuda::event done{false};
   // What the chunk holds.
   uint64_t first = 0, nof = 0, lo = 0, hi = 0;
   std::size_t count = 0;       ///< data symbols decoded from it
@@ -153,10 +163,14 @@ struct chunk_slot {
   std::size_t final_frames = 0;
   /// The slot's two halves, each held from its hand-out to its release: the input
   /// (what the reading thread fills and the device's search, locate and decode read:
-  /// free once the decode is done, the FEC not waited for) and the output (what the
-  /// walk lists and the writer writes: free once the writer has written it).
+  /// free once the decode is done; released then by a host function on the stream for
+  /// a chunk with coded symbols, else by the writer when it takes the chunk) and the
+  /// output (what the walk lists and the writer writes: free once the writer has
+  /// written it).
   bool input_held = false;
   bool output_held = false;
+  bool release_by_writer = false; ///< the writer releases the input (see above)
+  slot_ring* ring = nullptr; ///< the ring whose release_input_after() was called last
 };
 
 /// Slots a capture of `nof_chunks` chunks runs with: streams x GPUs, or fewer.
@@ -219,6 +233,9 @@ public:
   void hold_output(chunk_slot& s);
   /// The chunk's decode is done: its input may take the next chunk.
   void release_input(chunk_slot& s);
+  /// Releases `s`'s input once the work enqueued on its stream so far is done (a host
+  /// function on the stream: no thread waits for it).
+  void release_input_after(chunk_slot& s);
   /// The chunk is written (its input released before): the walk may list the next.
   void release_output(chunk_slot& s);
   /// Both halves (the writer, having given up on the chunk after an error: the ring

@@ -16,6 +16,7 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
   s.llr_bytes = 0;
   s.segments.clear();
   s.coded_symbols = 0;
+  s.coded_frames = 0;
   s.coded_bytes = 0;
   s.coded_ends.clear();
   const std::size_t llr_value = s.llr_stride_bytes / LLR_STRIDE; // bytes a soft value takes (0: none)
@@ -35,49 +36,70 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
     // neighbour before where the frame began in an earlier chunk, the one after where
     // it goes on (demap.hpp). Two slots are kept for a symbol and the halo after it.
     static_assert(PHASE_NEIGHBOURS == 1, "one halo symbol either side");
-    auto fits = [&](uint64_t m) { return o.fft0 + m * L + profile::N <= end; };
-    auto add = [&](uint64_t m, bool halo) {
+    const uint64_t m0 = o.next;
+    const std::size_t listed_from = s.count;
+    // Symbols m < fit_end have their windows in the chunk; [m0, run_end) are listed
+    // (capacity aside): up to the frame's end where its last window fits, else up to
+    // the last symbol whose next neighbour's window fits.
+    const uint64_t fit_end = end >= o.fft0 + profile::N ? (end - profile::N - o.fft0) / L + 1 : 0;
+    const uint64_t run_end = o.end <= fit_end ? o.end : std::max(m0, fit_end == 0 ? uint64_t(0) : fit_end - 1);
+    // Each symbol is listed while two slots are left (itself and a halo after it).
+    auto room = [&] { return s.count + 2 <= s.max_symbols ? uint64_t(s.max_symbols - s.count - 1) : uint64_t(0); };
+    auto add_halo = [&](uint64_t m) {
       s.h_offsets[s.count] = uint32_t(o.fft0 + m * L - s.first);
-      s.h_desc[s.count] = {o.params, uint32_t(m) | (halo ? symbol_desc::HALO : 0u)};
+      s.h_desc[s.count] = {o.params, uint32_t(m) | symbol_desc::HALO};
       s.h_out_offsets[s.count] = uint32_t(s.out_bytes);
       if (llr_value != 0) {
         s.h_llr_offsets[s.count] = uint32_t(s.llr_bytes);
       }
-      if (o.coded || s.coded_symbols > 0) {
-        s.h_coded[s.count] = {}; // (list_coded clears those before the chunk's first coded frame)
-      }
-      if (!halo) {
-        s.out_bytes += o.coded ? 0 : o.bytes_per_symbol;
-        s.llr_bytes += o.bytes_per_symbol * 8 * llr_value;
-      }
       ++s.count;
     };
-    auto listed = [&] {
-      return o.next < o.end && fits(o.next) && (o.next + 1 == o.end || fits(o.next + 1)) && s.count + 2 <= s.max_symbols;
-    };
-    const uint64_t m0 = o.next;
-    if (m0 > profile::FIRST_DATA_SYMBOL && listed()) {
+    if (m0 > profile::FIRST_DATA_SYMBOL && run_end > m0 && room() > 0) {
       // The earlier chunk stopped where m0 + 1's window passed its end, so m0 - 1's
       // lies 2 L past this chunk's first position.
       if (o.fft0 + (m0 - 1) * L < s.first) {
         throw std::logic_error("GPU backend: a halo symbol's window begins before its chunk");
       }
-      add(m0 - 1, true);
+      add_halo(m0 - 1);
     }
     const std::size_t first = s.count;
-    while (listed()) {
-      add(o.next, false);
-      ++o.next;
+    const auto n = std::size_t(std::min(run_end - m0, room()));
+    {
+      const std::size_t out_step = o.coded ? 0 : o.bytes_per_symbol;
+      const std::size_t llr_step = o.bytes_per_symbol * 8 * llr_value;
+      const auto off0 = uint32_t(o.fft0 + m0 * L - s.first);
+      const auto out0 = uint32_t(s.out_bytes), llr0 = uint32_t(s.llr_bytes);
+      uint32_t* offsets = s.h_offsets.data() + first;
+      symbol_desc* desc = s.h_desc.data() + first;
+      uint32_t* outs = s.h_out_offsets.data() + first;
+      for (std::size_t i = 0; i < n; ++i) {
+        offsets[i] = off0 + uint32_t(i * L);
+        desc[i] = {o.params, uint32_t(m0 + i)};
+        outs[i] = out0 + uint32_t(i * out_step);
+      }
+      if (llr_value != 0) {
+        uint32_t* llrs = s.h_llr_offsets.data() + first;
+        for (std::size_t i = 0; i < n; ++i) {
+          llrs[i] = llr0 + uint32_t(i * llr_step);
+        }
+      }
+      s.count += n;
+      s.out_bytes += n * out_step;
+      s.llr_bytes += n * llr_step;
+      o.next += n;
     }
     const std::size_t last = s.count;
     if (last > first && o.next < o.end) {
-      add(o.next, true); // its window lies in the chunk: fits(o.next) held for the last listed
+      add_halo(o.next); // its window lies in the chunk: fits(o.next) held for the last listed
     }
     if (last > first) {
       s.segments.push_back({first, last - first, o.result, uint32_t(m0 - profile::FIRST_DATA_SYMBOL)});
     }
-    if (o.coded) {
-      list_coded(s, o, first, last, spans);
+    if (s.count > listed_from) {
+      // The frame's target (a halo symbol's too): where a coded frame's soft values go
+      // (none for an uncoded frame, or a coded one whose FEC does not run).
+      s.h_coded[o.params] = o.coded && last > first ? coded_target{list_coded(s, o, first, last, spans), o.geo.ce, 0u, 0u} : coded_target{};
+      s.coded_frames = std::max<std::size_t>(s.coded_frames, std::size_t(o.params) + 1);
     }
     if (o.next < o.end && !o.carried) {
       // Goes on past this chunk: its parameters come to the host once.
@@ -92,13 +114,8 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
   s.nof_carried = nof_carried;
 }
 
-void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans)
+int8_t* open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans)
 {
-  if (s.coded_symbols == 0) {
-    for (std::size_t i = 0; i < first; ++i) {
-      s.h_coded[i] = {}; // the uncoded symbols listed before the chunk's first coded one
-    }
-  }
   s.coded_symbols += last - first;
   const bool ends_here = o.next == o.end;
   int8_t* streams = nullptr;
@@ -113,9 +130,6 @@ void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, st
       }
       streams = o.span->d_streams.data();
     }
-  }
-  for (std::size_t i = first; i < last; ++i) {
-    s.h_coded[i] = {streams, o.geo.ce, s.h_desc[i].number() - uint32_t(profile::FIRST_DATA_SYMBOL), 1u};
   }
   if (ends_here && o.fec) {
     coded_end e;
@@ -132,6 +146,7 @@ void open_frames::list_coded(chunk_slot& s, open_frame& o, std::size_t first, st
     }
     s.coded_ends.push_back(std::move(e));
   }
+  return streams;
 }
 
 } // namespace whd::baseband::gpu

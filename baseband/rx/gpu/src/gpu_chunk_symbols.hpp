@@ -54,9 +54,10 @@ public:
   void list(chunk_slot& s, coded_span_cache& spans);
 
 private:
-  /// The coded frame o's symbols [first, last) of the chunk: their targets, and its
-  /// FEC when it ends here.
-  static void list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans);
+  /// The coded frame o's symbols [first, last) of the chunk (at least one): where
+  /// their soft values go (null when its FEC does not run), and its FEC when it ends
+  /// here.
+  static int8_t* list_coded(chunk_slot& s, open_frame& o, std::size_t first, std::size_t last, coded_span_cache& spans);
 
   std::vector<open_frame> open_;
 };

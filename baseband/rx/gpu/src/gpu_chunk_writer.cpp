@@ -72,7 +72,7 @@ void chunk_writer::loop()
     }
     if (!error_) {
       try {
-        write(*s); // releases the slot's input once the device is done with it
+        write(*s);
       } catch (...) {
         error_ = std::current_exception();
         ring_.fail(error_);
@@ -90,13 +90,9 @@ void chunk_writer::write(chunk_slot& s)
 {
   {
     stage_timer t(times_.wait_gpu);
-    if (!s.coded_ends.empty()) {
-      s.decoded.synchronize();
-      ring_.release_input(s); // the next chunk may be read into it while the FEC runs
-    }
     s.done.synchronize();
   }
-  if (s.coded_ends.empty()) {
+  if (s.release_by_writer) {
     ring_.release_input(s); // the next chunk may be read into it while this one is written
   }
   {

@@ -455,72 +455,89 @@ private:
     return fallback_.conclude(x, nullptr, d, total);
   }
 
-  /// The decode of the listed symbols on the chunk's stream, then its bits to the host.
+  /// The decode of the listed symbols on the chunk's stream, then its bits to the host;
+  /// the chunk's input is released once the decode is done.
   void submit_decode(chunk_slot& s)
   {
     stage_timer t(times_.enqueue);
     WHD_CUDA_CHECK(cudaSetDevice(s.device));
     cudaStream_t st = s.stream.get();
-    if (s.count > 0) {
-      if (s.nof_carried > 0) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.locate.d_frame_params() + s.max_candidates, s.h_carry.data(),
-                                       s.nof_carried * sizeof(gpu::frame_params), cudaMemcpyHostToDevice, st));
-      }
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_offsets.data(), s.h_offsets.data(), s.count * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
-      const bool cf32 = type_ == datatype::cf32_le;
-      gpu::launch_gather_windows(s.located_input(type_), s.d_offsets.data(), s.count, s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
-      gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
-      b.rots = s.d_rots.data();
-      if (!s.out_strided()) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_out_offsets.data(), s.h_out_offsets.data(), s.count * sizeof(uint32_t),
-                                       cudaMemcpyHostToDevice, st));
-        b.out_offsets = s.d_out_offsets.data();
-      }
-      if (s.llr_stride_bytes > 0) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_llr_offsets.data(), s.h_llr_offsets.data(), s.count * sizeof(uint32_t),
-                                       cudaMemcpyHostToDevice, st));
-        b.llr = s.d_llr.data();
-        b.llr_offsets = s.d_llr_offsets.data();
-        b.llr_form = cfg_.llr.format;
-        b.llr_scale = cfg_.llr.scale;
-      }
-      if (s.coded_symbols > 0) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_coded.data(), s.h_coded.data(), s.count * sizeof(gpu::coded_target), cudaMemcpyHostToDevice, st));
-        b.coded = s.d_coded.data();
-      }
-      gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
-      if (!s.coded_ends.empty()) {
-        s.decoded.record(s.stream);
-        submit_fec(s);
-      }
-      WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.out_bytes, cudaMemcpyDeviceToHost, st));
-      if (s.llr_stride_bytes > 0) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_llr.data(), s.d_llr.data(), s.llr_bytes, cudaMemcpyDeviceToHost, st));
-      }
-      if (cf32) {
-        WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_bad.data(), s.d_bad.data(), s.count * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
-      }
+    // A chunk with coded symbols frees its input as soon as its decode is done (the
+    // FEC and the writer are not waited for); the others when the writer takes them:
+    // their runs are bound by the payload's writes, which reading further ahead slows
+    // (bench/results/coded-traffic-h200-2026-11-28.md).
+    s.release_by_writer = s.coded_symbols == 0;
+    if (s.count == 0) {
+      s.done.record(s.stream);
+      return;
     }
-    s.done.record(s.stream);
+    if (s.nof_carried > 0) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.locate.d_frame_params() + s.max_candidates, s.h_carry.data(),
+                                     s.nof_carried * sizeof(gpu::frame_params), cudaMemcpyHostToDevice, st));
+    }
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_offsets.data(), s.h_offsets.data(), s.count * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_desc.data(), s.h_desc.data(), s.count * sizeof(gpu::symbol_desc), cudaMemcpyHostToDevice, st));
+    const bool cf32 = type_ == datatype::cf32_le;
+    gpu::launch_gather_windows(s.located_input(type_), s.d_offsets.data(), s.count, s.d_win.data(), cf32 ? s.d_bad.data() : nullptr, st);
+    gpu::batch_view b{s.d_win.data(), s.d_scales.data(), s.d_desc.data(), s.locate.d_frame_params(), s.d_out.data(), s.count};
+    b.rots = s.d_rots.data();
+    if (!s.out_strided()) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_out_offsets.data(), s.h_out_offsets.data(), s.count * sizeof(uint32_t),
+                                     cudaMemcpyHostToDevice, st));
+      b.out_offsets = s.d_out_offsets.data();
+    }
+    if (s.llr_stride_bytes > 0) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_llr_offsets.data(), s.h_llr_offsets.data(), s.count * sizeof(uint32_t),
+                                     cudaMemcpyHostToDevice, st));
+      b.llr = s.d_llr.data();
+      b.llr_offsets = s.d_llr_offsets.data();
+      b.llr_form = cfg_.llr.format;
+      b.llr_scale = cfg_.llr.scale;
+    }
+    if (s.coded_symbols > 0) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.d_coded.data(), s.h_coded.data(), s.coded_frames * sizeof(gpu::coded_target), cudaMemcpyHostToDevice, st));
+      b.coded = s.d_coded.data();
+    }
+    gpu::launch_decode(tr::link_format::f32, b, st, gcfg_.fft_exchange);
+    s.decoded.record(s.stream);
+    if (!s.release_by_writer) {
+      ring_.release_input_after(s);
+    }
+    // The copies back follow the FEC where the chunk runs one (on its own stream, so
+    // that the next chunk's copy in and search need not wait for it).
+    cudaStream_t out = st;
+    if (!s.coded_ends.empty()) {
+      out = s.fec_stream.get();
+      submit_fec(s);
+    }
+    WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_out.data(), s.d_out.data(), s.out_bytes, cudaMemcpyDeviceToHost, out));
+    if (s.llr_stride_bytes > 0) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_llr.data(), s.d_llr.data(), s.llr_bytes, cudaMemcpyDeviceToHost, out));
+    }
+    if (cf32) {
+      WHD_CUDA_CHECK(cudaMemcpyAsync(s.h_bad.data(), s.d_bad.data(), s.count * sizeof(uint32_t), cudaMemcpyDeviceToHost, out));
+    }
+    s.done.record(out);
   }
 
-  /// The FEC of the coded frames that end in chunk `s`, after its decode on its stream:
-  /// their L bytes into the chunk's payload (or, for a frame that spans chunks, its
-  /// span, copied to the host for the writer), RS's counts to h_rs.
+  /// The FEC of the coded frames that end in chunk `s`, on its FEC stream once its
+  /// decode is done: their L bytes into the chunk's payload (or, for a frame that
+  /// spans chunks, its span, copied to the host for the writer), RS's counts to h_rs.
   void submit_fec(chunk_slot& s)
   {
-    cudaStream_t st = s.stream.get();
+    cudaStream_t st = s.fec_stream.get();
+    WHD_CUDA_CHECK(cudaStreamWaitEvent(st, s.decoded.get(), 0));
     bool spanning = false;
     for (const gpu::coded_end& e : s.coded_ends) {
       spanning = spanning || e.span != nullptr;
     }
     if (spanning) {
       // A spanning frame's earlier symbols were demultiplexed by earlier chunks on the
-      // other slots' streams: each slot's last decode is done before this FEC runs.
+      // other slots' streams: each slot's last decode (and, in its stream's order,
+      // every decode before it) is done before this FEC runs.
       for (const gpu::chunk_slot* other : ring_.started_slots()) {
         if (other != &s) {
-          WHD_CUDA_CHECK(cudaStreamWaitEvent(st, other->done.get(), 0));
+          WHD_CUDA_CHECK(cudaStreamWaitEvent(st, other->decoded.get(), 0));
         }
       }
     }

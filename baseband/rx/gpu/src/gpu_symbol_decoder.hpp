@@ -47,7 +47,7 @@ struct frame_params {
 struct coded_target {
   int8_t* streams = nullptr; ///< the frame's 8 Ce demultiplexed soft values (device); null: uncoded
   uint64_t ce = 0;           ///< coded bits per encoder of the frame
-  uint32_t m = 0;            ///< data symbol number (0: the frame's first)
+  uint32_t m = 0;            ///< data symbol number (0: the frame's first; the kernel sets it per symbol)
   uint32_t unused = 0;
 };
 
@@ -89,9 +89,10 @@ struct batch_view {
   /// takes half of a 16-QAM one; each a multiple of 4), or at i * OUT_STRIDE when
   /// null.
   const uint32_t* out_offsets = nullptr;
-  /// Coded frames' symbols (f32 form only; null: none in the batch): symbol i's
-  /// target, whose soft values go to its frame's streams and whose hard bits go
-  /// nowhere (its frame's payload is the FEC's).
+  /// Coded frames (f32 form only; null: none in the batch): the target of frame f
+  /// (symbol_desc::frame; its m unused), where the soft values of its symbols go
+  /// (their hard bits go nowhere: the frame's payload is the FEC's); null streams for
+  /// an uncoded frame.
   const coded_target* coded = nullptr;
   /// Scratch of count entries (required): every symbol's own derotation, made by a first
   /// pass, which the decode averages over each symbol's neighbours in the batch (the

@@ -193,7 +193,8 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
       const float2 rot = rots[k];
       bool soft = false;
       if constexpr (LLR) {
-        const coded_target ct = b.coded != nullptr ? b.coded[s[k]] : coded_target{};
+        coded_target ct = b.coded != nullptr ? b.coded[desc[k].frame] : coded_target{};
+        ct.m = desc[k].number() - uint32_t(p::FIRST_DATA_SYMBOL);
         soft = active[k] && (b.llr != nullptr || ct.streams != nullptr); // an idle symbol writes no soft values
         if (soft) {
           uint8_t* user = b.llr == nullptr ? nullptr
@@ -220,7 +221,7 @@ __global__ void __launch_bounds__(GROUP, MIN_BLOCKS) decode_kernel(batch_view b)
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       // A coded symbol's payload is its frame's FEC output: its hard bits are not written.
-      if (active[k] && (b.coded == nullptr || b.coded[s[k]].streams == nullptr)) {
+      if (active[k] && (b.coded == nullptr || b.coded[desc[k].frame].streams == nullptr)) {
         uint8_t* out = b.out + (b.out_offsets != nullptr ? std::size_t(b.out_offsets[s[k]]) : s[k] * OUT_STRIDE);
         if (fp[k]->mod == int(p::modulation::qpsk)) {
           pack_payload<false>(bits_s[k], out, t);
