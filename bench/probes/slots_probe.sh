@@ -13,7 +13,7 @@ dist=$(cd "${1:-dist}" && pwd)
 scale=${2:-0.25}
 copies=${3:-64}
 repeats=${4:-3}
-IFS=';' read -r -a sets <<<"${5:-;--streams 8;--streams 12}"
+IFS=";" read -r -a sets <<<"${5:-;--streams 8;--streams 12};" # (the ; kept: a last empty set is not dropped)
 export LD_LIBRARY_PATH=$dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 src=/dev/shm/whd-shapes
 "$dist/bin/whd-bench" traffic --shapes long,long-mcs2,packets,packets-mcs12 --types ci8 --backends gpu --repeats 1 \
