@@ -1,5 +1,6 @@
 // The data symbols of a chunk's decode (gpu_chunk_symbols.hpp).
 #include "gpu_chunk_symbols.hpp"
+#include "gpu_symbol_run.hpp"
 
 #include <whd/baseband/demap.hpp>
 
@@ -38,11 +39,7 @@ void open_frames::list(chunk_slot& s, coded_span_cache& spans)
     static_assert(PHASE_NEIGHBOURS == 1, "one halo symbol either side");
     const uint64_t m0 = o.next;
     const std::size_t listed_from = s.count;
-    // Symbols m < fit_end have their windows in the chunk; [m0, run_end) are listed
-    // (capacity aside): up to the frame's end where its last window fits, else up to
-    // the last symbol whose next neighbour's window fits.
-    const uint64_t fit_end = end >= o.fft0 + profile::N ? (end - profile::N - o.fft0) / L + 1 : 0;
-    const uint64_t run_end = o.end <= fit_end ? o.end : std::max(m0, fit_end == 0 ? uint64_t(0) : fit_end - 1);
+    const uint64_t run_end = listed_run_end(o.fft0, m0, o.end, end); // [m0, run_end), capacity aside
     // Each symbol is listed while two slots are left (itself and a halo after it).
     auto room = [&] { return s.count + 2 <= s.max_symbols ? uint64_t(s.max_symbols - s.count - 1) : uint64_t(0); };
     auto add_halo = [&](uint64_t m) {
