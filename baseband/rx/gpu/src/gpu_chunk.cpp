@@ -86,6 +86,35 @@ slot_ring::~slot_ring()
   if (starter_.joinable()) {
     starter_.join();
   }
+  settle(false);
+}
+
+void slot_ring::settle(bool check)
+{
+  // A run that ended on an error may leave work on the streams, host functions that
+  // release inputs among it: done before the slots are remade, reopened or freed.
+  // The started GPUs' slots (a start under way fills in the others meanwhile).
+  const std::vector<chunk_slot*> slots = started_slots();
+  int current = 0;
+  if (slots.empty() || cudaGetDevice(&current) != cudaSuccess) {
+    return;
+  }
+  for (const chunk_slot* s : slots) {
+    for (cudaStream_t st : {s->stream.get(), s->fec_stream.get()}) {
+      if (check) {
+        WHD_CUDA_CHECK(cudaSetDevice(s->device));
+        WHD_CUDA_CHECK(cudaStreamSynchronize(st));
+      } else {
+        WHD_CUDA_CHECK_NOTHROW(cudaSetDevice(s->device));
+        WHD_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(st));
+      }
+    }
+  }
+  if (check) {
+    WHD_CUDA_CHECK(cudaSetDevice(current));
+  } else {
+    WHD_CUDA_CHECK_NOTHROW(cudaSetDevice(current));
+  }
 }
 
 uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, transport::link_format link, const rx_config& cfg,
@@ -94,6 +123,7 @@ uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type,
   if (starter_.joinable()) {
     starter_.join(); // a start of further GPUs begun in the run before: its slots are remade below
   }
+  settle(true);
   slots_.clear();
   const std::size_t wanted = slots_for(gcfg, nof_chunks);
   nof_gpus_ = std::max(1, std::min<int>(gcfg.nof_gpus, int(wanted)));
@@ -173,6 +203,7 @@ int slot_ring::started_gpus()
 
 void slot_ring::open(uint64_t nof_chunks)
 {
+  settle(true); // (before the lock: a pending release takes it)
   std::lock_guard lk(m_);
   next_ = 0;
   std::fill(turn_.begin(), turn_.end(), 0);
@@ -294,21 +325,27 @@ void slot_ring::start_further()
       }
     }
   }
-  std::lock_guard lk(m_);
-  if (failed.empty()) {
-    started_ = to;
-    up_ = std::max(up_, to);
-  } else {
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (gpu_of(i) >= from) {
-        slots_[i].reset();
+  // The slots of GPUs that did not start are freed outside the lock: freeing device
+  // memory may wait for the first GPU's streams, whose host functions take the lock.
+  std::vector<std::unique_ptr<chunk_slot>> unused;
+  {
+    std::lock_guard lk(m_);
+    if (failed.empty()) {
+      started_ = to;
+      up_ = std::max(up_, to);
+    } else {
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        if (gpu_of(i) >= from) {
+          unused.push_back(std::move(slots_[i]));
+        }
       }
+      notes_.push_back(gpu_range(gcfg_, from, to) + " not started (" + failed + "): decoding on " +
+                       gpu_range(gcfg_, 0, from) + " alone");
     }
-    (void)cudaGetLastError();
-    notes_.push_back(gpu_range(gcfg_, from, to) + " not started (" + failed + "): decoding on " +
-                     gpu_range(gcfg_, 0, from) + " alone");
   }
   free_cv_.notify_all();
+  unused.clear();
+  (void)cudaGetLastError();
 }
 
 chunk_slot* slot_ring::acquire()

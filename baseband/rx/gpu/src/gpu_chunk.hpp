@@ -263,6 +263,8 @@ private:
   /// thread, or the reader's for a start after a set number of chunks); publishes
   /// them, or records why not.
   void start_further();
+  /// Waits for the work on every slot's streams (throws on a CUDA error when `check`).
+  void settle(bool check);
   /// Under m_: seconds the reader has waited on chunks still on their GPUs.
   void add_behind(double seconds) noexcept { behind_seconds_ += seconds; }
 
