@@ -121,6 +121,16 @@ void gather_symbol(const frame_geometry& g, uint64_t m, const int8_t* w, int8_t*
 static_assert(gather_runs_step_eight<profile::bits_per_symbol(profile::modulation::qam16)>() &&
               gather_runs_step_eight<profile::bits_per_symbol(profile::modulation::qpsk)>());
 
+/// Symbol m's Ncbps int8 soft values negated where the whitening sequence is 1 (into
+/// out): (s ^ -1) - (-1) = -s, as an int8 (-128 stays -128, as int8_t(-s) gives).
+void flip_by_pn(const frame_geometry& g, uint64_t m, const int8_t* in, int8_t* out)
+{
+  const int8_t* mask = PN_MASK.data() + (m * uint64_t(g.ncbps)) % profile::PN_PERIOD;
+  for (int t = 0; t < g.ncbps; ++t) {
+    out[t] = int8_t((in[t] ^ mask[t]) - mask[t]);
+  }
+}
+
 /// Symbol m's int8 soft values (order t, de-whitened) into the streams, by the gather
 /// where Ncbps has one.
 void put_symbol(const frame_geometry& g, uint64_t m, const int8_t* w, std::span<int8_t> streams)
@@ -134,10 +144,7 @@ void put_symbol(const frame_geometry& g, uint64_t m, const int8_t* w, std::span<
   } else {
     // demultiplex de-whitens: whiten again first (the negation is its own inverse).
     std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> v{};
-    const int8_t* mask = PN_MASK.data() + (m * uint64_t(g.ncbps)) % profile::PN_PERIOD;
-    for (int t = 0; t < g.ncbps; ++t) {
-      v[std::size_t(t)] = int8_t((w[t] ^ mask[t]) - mask[t]);
-    }
+    flip_by_pn(g, m, w, v.data());
     demultiplex(g, m, std::span<const int8_t>(v.data(), std::size_t(g.ncbps)), streams);
   }
 }
@@ -226,11 +233,7 @@ void demultiplex_symbols(const frame_geometry& g, uint64_t first, std::span<cons
   const auto n = std::size_t(g.ncbps);
   std::array<int8_t, profile::MAX_BITS_PER_SYMBOL> w{};
   for (std::size_t i = 0; i < soft.size() / n; ++i) {
-    // De-whitened: (s ^ -1) - (-1) = -s, as an int8 (-128 stays -128, as int8_t(-s) gives).
-    const int8_t* mask = PN_MASK.data() + ((first + i) * n) % profile::PN_PERIOD;
-    for (std::size_t t = 0; t < n; ++t) {
-      w[t] = int8_t((soft[i * n + t] ^ mask[t]) - mask[t]);
-    }
+    flip_by_pn(g, first + i, soft.data() + i * n, w.data()); // de-whitened
     put_symbol(g, first + i, w.data(), streams);
   }
 }

@@ -99,22 +99,19 @@ void slot_ring::settle(bool check)
   if (slots.empty() || cudaGetDevice(&current) != cudaSuccess) {
     return;
   }
-  for (const chunk_slot* s : slots) {
-    for (cudaStream_t st : {s->stream.get(), s->fec_stream.get()}) {
-      if (check) {
-        WHD_CUDA_CHECK(cudaSetDevice(s->device));
-        WHD_CUDA_CHECK(cudaStreamSynchronize(st));
-      } else {
-        WHD_CUDA_CHECK_NOTHROW(cudaSetDevice(s->device));
-        WHD_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(st));
-      }
+  const auto call = [check](cudaError_t code, const char* what) {
+    if (check) {
+      cuda::check(code, what, __FILE__, __LINE__);
+    } else {
+      cuda::check_nothrow(code, what, __FILE__, __LINE__);
     }
+  };
+  for (const chunk_slot* s : slots) {
+    call(cudaSetDevice(s->device), "cudaSetDevice (a slot's)");
+    call(cudaStreamSynchronize(s->stream.get()), "cudaStreamSynchronize (a slot's stream)");
+    call(cudaStreamSynchronize(s->fec_stream.get()), "cudaStreamSynchronize (a slot's FEC stream)");
   }
-  if (check) {
-    WHD_CUDA_CHECK(cudaSetDevice(current));
-  } else {
-    WHD_CUDA_CHECK_NOTHROW(cudaSetDevice(current));
-  }
+  call(cudaSetDevice(current), "cudaSetDevice (the one before)");
 }
 
 uint64_t slot_ring::make(uint64_t positions, uint64_t nof_chunks, datatype type, transport::link_format link, const rx_config& cfg,
