@@ -1,9 +1,12 @@
 /// @file fec_gpu_bench.cpp
-/// whd-fec-gpu-bench [--mcs M] [--nd N] [--frames F] [--repeats R] [--distinct D] [--seed S]
+/// whd-fec-gpu-bench [--mcs M] [--nd N] [--frames F] [--repeats R] [--distinct D] [--seed S] [--groups G]
 ///
 /// gpu_coded_decoder device-resident: F coded frames' demultiplexed soft values on the
 /// device to their information bytes on the device, every Viterbi form, median of R
-/// timed runs after two warm-ups (cudaEvents: whole run, Viterbi kernel, RS kernel); and
+/// timed runs after two warm-ups (cudaEvents: whole run, Viterbi kernel, RS kernel); with
+/// G > 1, the default form also with the F frames in G groups run by two decoders on two
+/// streams in turn (one group's RS beside the next one's Viterbi, as the receiver's slots
+/// run them), timed from the first group's start to the last one's end; and
 /// fec::coded_decoder on one host thread over the D distinct frames the F repeat. The
 /// frames are encoded random information with noisy soft values (the Viterbi and RS both
 /// work); the GPU's bytes and counts are checked against the CPU's. Markdown on stdout.
@@ -32,12 +35,13 @@ struct options {
   int repeats = 15;
   std::size_t distinct = 4;
   unsigned seed = 1;
+  std::size_t groups = 1;
 };
 
 int usage(const char* why)
 {
   std::fprintf(stderr, "whd-fec-gpu-bench: %s\nusage: whd-fec-gpu-bench [--mcs 0|1|2|7] [--nd N] [--frames F] [--repeats R] "
-                       "[--distinct D] [--seed S]\n", why);
+                       "[--distinct D] [--seed S] [--groups G]\n", why);
   return 2;
 }
 
@@ -72,14 +76,16 @@ int main(int argc, char** argv)
       o.repeats = std::atoi(v);
     } else if (a == "--distinct") {
       o.distinct = std::strtoull(v, nullptr, 10);
+    } else if (a == "--groups") {
+      o.groups = std::strtoull(v, nullptr, 10);
     } else if (a == "--seed") {
       o.seed = unsigned(std::strtoul(v, nullptr, 10));
     } else {
       return usage(("unknown option " + a).c_str());
     }
   }
-  if (!fec::mcs_defined(o.mcs) || o.frames < 1 || o.repeats < 1 || o.distinct < 1) {
-    return usage("--mcs must be 0, 1, 2 or 7; --frames, --repeats, --distinct at least 1");
+  if (!fec::mcs_defined(o.mcs) || o.frames < 1 || o.repeats < 1 || o.distinct < 1 || o.groups < 1 || o.groups > o.frames) {
+    return usage("--mcs must be 0, 1, 2 or 7; --frames, --repeats, --distinct, --groups at least 1, --groups at most --frames");
   }
   try {
     o.distinct = std::min(o.distinct, o.frames);
@@ -151,6 +157,21 @@ int main(int argc, char** argv)
                 (unsigned long long)dec.resident_pairs(), o.repeats);
     std::printf("| backend | run ms (median) | Viterbi ms | RS ms | info Gb/s | Viterbi Gsteps/s (tile steps) | Viterbi Gbutterflies/s | agrees with CPU |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    // The bytes and counts on the device against the CPU's.
+    const auto agrees = [&] {
+      std::vector<uint8_t> got(o.frames * g.info_bytes);
+      std::vector<fec::rs_stats> counts(o.frames);
+      WHD_CUDA_CHECK(cudaMemcpy(got.data(), d_info.data(), got.size(), cudaMemcpyDeviceToHost));
+      WHD_CUDA_CHECK(cudaMemcpy(counts.data(), d_rs.data(), counts.size() * sizeof(fec::rs_stats), cudaMemcpyDeviceToHost));
+      bool agree = true;
+      for (std::size_t i = 0; i < o.frames; ++i) {
+        const std::size_t d = i % o.distinct;
+        agree = agree && std::equal(want[d].begin(), want[d].end(), got.begin() + std::ptrdiff_t(i * g.info_bytes)) &&
+                counts[i].corrected == jobs[d].rs.corrected && counts[i].failed == jobs[d].rs.failed;
+      }
+      return agree;
+    };
+    const fec::viterbi_form default_form = dec.form();
     bool all_agree = true;
     for (const fec::viterbi_form form : fec::VITERBI_FORMS) {
       dec.use_form(form);
@@ -166,22 +187,46 @@ int main(int argc, char** argv)
           rs.push_back(end.elapsed_ms_since(mid));
         }
       }
-      // The bytes and counts of the last run against the CPU's.
-      std::vector<uint8_t> got(o.frames * g.info_bytes);
-      std::vector<fec::rs_stats> counts(o.frames);
-      WHD_CUDA_CHECK(cudaMemcpy(got.data(), d_info.data(), got.size(), cudaMemcpyDeviceToHost));
-      WHD_CUDA_CHECK(cudaMemcpy(counts.data(), d_rs.data(), counts.size() * sizeof(fec::rs_stats), cudaMemcpyDeviceToHost));
-      bool agree = true;
-      for (std::size_t i = 0; i < o.frames; ++i) {
-        const std::size_t d = i % o.distinct;
-        agree = agree && std::equal(want[d].begin(), want[d].end(), got.begin() + std::ptrdiff_t(i * g.info_bytes)) &&
-                counts[i].corrected == jobs[d].rs.corrected && counts[i].failed == jobs[d].rs.failed;
-      }
+      const bool agree = agrees();
       all_agree = all_agree && agree;
       const double t = median(total), v = median(vit);
       const double steps = double(o.frames) * double(steps_per_frame);
       std::printf("| GPU, %s | %.3f | %.3f | %.3f | %.1f | %.1f | %.0f | %s |\n", fec::to_string(form), t, v, median(rs),
                   info_bits / (t * 1e-3) / 1e9, steps / (v * 1e-3) / 1e9, 32.0 * steps / (v * 1e-3) / 1e9, agree ? "yes" : "NO");
+    }
+    if (o.groups > 1) {
+      // Groups of frames (the first F mod G one frame larger) in turn on two decoders and
+      // two streams; the second stream starts at `start`, the first waits for its end.
+      const std::size_t most = (o.frames + o.groups - 1) / o.groups;
+      dec.use_form(default_form);
+      fec::gpu_coded_decoder dec2({most, most * g.coded_bits(), most * tiles_per_frame, most * g.codewords});
+      fec::gpu_coded_decoder* decs[2] = {&dec, &dec2};
+      cuda::stream st2;
+      cuda::stream_ref sts[2] = {st, st2};
+      cuda::event other_done;
+      std::vector<double> total;
+      for (int r = -2; r < o.repeats; ++r) {
+        start.record(st);
+        WHD_CUDA_CHECK(cudaStreamWaitEvent(st2.get(), start.get(), 0));
+        std::size_t first = 0;
+        for (std::size_t k = 0; k < o.groups; ++k) {
+          const std::size_t count = o.frames / o.groups + (k < o.frames % o.groups ? 1 : 0);
+          decs[k % 2]->run(std::span(frames).subspan(first, count), d_rs.data() + first, sts[k % 2]);
+          first += count;
+        }
+        other_done.record(st2);
+        WHD_CUDA_CHECK(cudaStreamWaitEvent(st.get(), other_done.get(), 0));
+        end.record(st);
+        end.synchronize();
+        if (r >= 0) {
+          total.push_back(end.elapsed_ms_since(start));
+        }
+      }
+      const bool agree = agrees();
+      all_agree = all_agree && agree;
+      const double t = median(total);
+      std::printf("| GPU, %s, %zu groups on 2 streams | %.3f | | | %.1f | | | %s |\n", fec::to_string(default_form), o.groups, t,
+                  info_bits / (t * 1e-3) / 1e9, agree ? "yes" : "NO");
     }
     uint64_t corrected = 0, failed = 0;
     for (const auto& j : jobs) {

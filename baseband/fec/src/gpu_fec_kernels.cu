@@ -16,7 +16,8 @@
 // (gpu_viterbi_relu.cuh) keep this work split with fewer instructions per butterfly and
 // per traceback step.
 //
-// RS: a thread per codeword, libfec's decode_rs_char step for step (as
+// RS: a thread per codeword, its bytes staged through shared memory by the whole block
+// (read and written by consecutive threads), libfec's decode_rs_char step for step (as
 // baseband/rx's gpu_fec, whose steps an emulation on the host matched on 200 000
 // codewords), with reed_solomon.hpp's rules on top: more than 4 corrections, or a
 // corrected word that is not a codeword, fail and leave the codeword as received.
@@ -511,52 +512,76 @@ __device__ int rs_correct(uint8_t* data, int n, int (&s)[NROOTS], const gf_share
   return count;
 }
 
-__global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs, int nof_frames, uint64_t words, rs_stats* rs)
+/// Bytes of a codeword's row in the RS kernel's shared memory: 224 and 4 of padding, so
+/// that a warp's lanes, each reading its own row, fall in distinct banks (57 words apart).
+constexpr int RS_ROW = RS_N + 4;
+
+/// A block decodes RS_THREADS consecutive codewords of one frame, a thread each. The
+/// block first copies the codewords' bytes from the 8 encoders' decoded streams into
+/// shared memory, un-parsing them (§2.3: RS stream byte i went to encoder i mod 8, its
+/// byte i / 8), each encoder's run of bytes read by consecutive threads; a thread then
+/// finds its codeword's syndromes and corrects it in place; the block finally writes the
+/// information bytes, consecutive threads to consecutive bytes.
+__global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs, int nof_frames, rs_stats* rs)
 {
   __shared__ gf_shared gf;
+  __shared__ __align__(16) uint8_t rows[RS_THREADS * RS_ROW];
   load_gf(gf);
-  const uint64_t w = uint64_t(blockIdx.x) * RS_THREADS + threadIdx.x;
-  if (w >= words) {
-    return;
-  }
-  const int fi = frame_of(descs, nof_frames, w, [](const frame_desc& d) { return d.word_first; });
+  const int fi = frame_of(descs, nof_frames, blockIdx.x, [](const frame_desc& d) { return d.rs_block_first; });
   const frame_desc& f = descs[fi];
-  const uint64_t cw = w - f.word_first;
-  const int k = int(cw + 1 < f.codewords ? uint64_t(RS_K) : f.last_k);
-  const int n = k + RS_PARITY;
-  // Un-parsing (§2.3): RS stream byte i went to encoder i mod 8, its byte i / 8.
-  const uint64_t at = cw * RS_N;
-  const uint8_t* decoded = f.decoded;
-  const uint64_t q = f.q;
-  const auto byte = [=](int b) {
-    const uint64_t i = at + uint64_t(b);
-    return int(decoded[(i % NOF_ENCODERS) * q + i / NOF_ENCODERS]);
-  };
-  uint8_t* info = f.info + cw * RS_K;
-  int s[NROOTS];
-  syndromes(byte, n, gf, s);
-  int syn_error = 0;
-  for (int i = 0; i < NROOTS; ++i) {
-    syn_error |= s[i];
-  }
-  if (syn_error == 0) {
-    for (int b = 0; b < k; ++b) {
-      info[b] = uint8_t(byte(b));
+  const uint64_t cw0 = (blockIdx.x - f.rs_block_first) * RS_THREADS;
+  const int words = int(min(uint64_t(RS_THREADS), f.codewords - cw0));
+  const bool last = cw0 + uint64_t(words) == f.codewords;
+  // The block's part of the RS stream: bytes [cw0 224, cw0 224 + span); encoder e holds
+  // its bytes 8 p + e at positions cw0 28 + p.
+  const int span = (words - 1) * RS_N + (last ? int(f.last_k) + RS_PARITY : RS_N);
+  const int per = (span + NOF_ENCODERS - 1) / NOF_ENCODERS;
+  const uint8_t* decoded = f.decoded + cw0 * (RS_N / NOF_ENCODERS);
+  for (int e = 0; e < NOF_ENCODERS; ++e) {
+    const uint8_t* from = decoded + uint64_t(e) * f.q;
+    for (int p = int(threadIdx.x); p < per; p += RS_THREADS) {
+      if (NOF_ENCODERS * p + e < span) {
+        rows[(p / (RS_N / NOF_ENCODERS)) * RS_ROW + NOF_ENCODERS * (p % (RS_N / NOF_ENCODERS)) + e] = from[p];
+      }
     }
-    return;
   }
-  uint8_t data[RS_N];
-  for (int b = 0; b < n; ++b) {
-    data[b] = uint8_t(byte(b));
+  __syncthreads();
+  const int t = int(threadIdx.x);
+  if (t < words) {
+    const int n = t + 1 == words && last ? int(f.last_k) + RS_PARITY : RS_N;
+    uint8_t* row = rows + t * RS_ROW;
+    int s[NROOTS];
+    syndromes([row](int j) { return int(row[j]); }, n, gf, s);
+    int syn_error = 0;
+    for (int i = 0; i < NROOTS; ++i) {
+      syn_error |= s[i];
+    }
+    if (syn_error != 0) {
+      const int count = rs_correct(row, n, s, gf);
+      if (count < 0) {
+        atomicAdd(&rs[fi].failed, 1u);
+      } else if (count > 0) {
+        atomicAdd(&rs[fi].corrected, uint32_t(count));
+      }
+    }
   }
-  const int count = rs_correct(data, n, s, gf);
-  for (int b = 0; b < k; ++b) {
-    info[b] = data[b];
+  __syncthreads();
+  // The information bytes: codeword cw0 + r's k at info + (cw0 + r) 216, k = 216 but for
+  // the frame's last codeword; words of 4 where the destination is word-aligned.
+  const int out = (words - 1) * RS_K + (last ? int(f.last_k) : RS_K);
+  uint8_t* info = f.info + cw0 * RS_K;
+  int done = 0;
+  if ((reinterpret_cast<uintptr_t>(info) & 3u) == 0) {
+    static_assert(RS_K % 4 == 0 && RS_ROW % 4 == 0, "a word of information stays within one row");
+    auto* info_words = reinterpret_cast<uint32_t*>(info);
+    for (int w = int(threadIdx.x); w < out / 4; w += RS_THREADS) {
+      const int b = 4 * w;
+      info_words[w] = *reinterpret_cast<const uint32_t*>(rows + (b / RS_K) * RS_ROW + b % RS_K);
+    }
+    done = out / 4 * 4;
   }
-  if (count < 0) {
-    atomicAdd(&rs[fi].failed, 1u);
-  } else if (count > 0) {
-    atomicAdd(&rs[fi].corrected, uint32_t(count));
+  for (int b = done + int(threadIdx.x); b < out; b += RS_THREADS) {
+    info[b] = rows[(b / RS_K) * RS_ROW + b % RS_K];
   }
 }
 
@@ -631,12 +656,12 @@ void launch_viterbi(const frame_desc* d_descs, int nof_frames, uint64_t items, u
   WHD_CUDA_CHECK_LAUNCH();
 }
 
-void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t words, rs_stats* d_rs, cudaStream_t stream)
+void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t blocks, rs_stats* d_rs, cudaStream_t stream)
 {
-  if (words == 0) {
+  if (blocks == 0) {
     return;
   }
-  rs_kernel<<<unsigned((words + RS_THREADS - 1) / RS_THREADS), RS_THREADS, 0, stream>>>(d_descs, nof_frames, words, d_rs);
+  rs_kernel<<<unsigned(blocks), RS_THREADS, 0, stream>>>(d_descs, nof_frames, d_rs);
   WHD_CUDA_CHECK_LAUNCH();
 }
 
