@@ -37,18 +37,28 @@ gpu_coded_decoder::gpu_coded_decoder(const gpu_coded_capacity& cap) : cap_(cap)
   // A thread decodes a pair of tiles at a time; a launch holds as many threads as
   // the device runs at once (or as the capacity's pairs need), each reusing its slot.
   const uint64_t needed_blocks = ceil_div(ceil_div(cap.max_tiles, 2), gpu::VITERBI_THREADS);
-  uint64_t most = 1;
   for (const viterbi_form f : VITERBI_FORMS) {
     const uint64_t resident = uint64_t(sms) * uint64_t(std::max(gpu::viterbi_blocks_per_sm(f), 1));
     viterbi_blocks_[int(f)] = unsigned(std::min(resident, needed_blocks));
-    most = std::max<uint64_t>(most, viterbi_blocks_[int(f)]);
   }
-  slots_ = most * gpu::VITERBI_THREADS;
-  dec_ = cuda::device_buffer<uint4>(slots_ * gpu::DEC_STEPS);
+  // The decisions' scratch for the default form's threads; use_form() grows it for a
+  // form that holds more.
+  use_form(form_);
   // 8 Q <= nin <= Ce = Nd Ncbps / 8 bytes a frame.
   decoded_ = cuda::device_buffer<uint8_t>(cap.max_coded_bits / 8 + 1);
   h_desc_ = cuda::pinned_buffer<std::byte>((cap.max_frames + 1) * sizeof(gpu::frame_desc));
   d_desc_ = cuda::device_buffer<std::byte>((cap.max_frames + 1) * sizeof(gpu::frame_desc));
+}
+
+void gpu_coded_decoder::use_form(viterbi_form f)
+{
+  form_ = f;
+  const uint64_t slots = uint64_t(viterbi_blocks_[int(f)]) * gpu::VITERBI_THREADS;
+  if (slots > slots_) {
+    dec_ = cuda::device_buffer<uint4>();
+    dec_ = cuda::device_buffer<uint4>(slots * gpu::DEC_STEPS);
+    slots_ = slots;
+  }
 }
 
 std::size_t gpu_coded_decoder::device_bytes() const noexcept
@@ -124,7 +134,10 @@ void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d
   uploaded_.record(stream);
   upload_pending_ = true;
   WHD_CUDA_CHECK(cudaMemsetAsync(d_rs, 0, n * sizeof(rs_stats), stream));
-  const auto grid = unsigned(std::min<uint64_t>(viterbi_blocks_[int(form)], ceil_div(items, gpu::VITERBI_THREADS)));
+  // At most the blocks whose threads have a decisions slot (a run that falls back to
+  // another form than the one chosen may hold fewer blocks than that form could).
+  const auto grid = unsigned(std::min({uint64_t(viterbi_blocks_[int(form)]), slots_ / gpu::VITERBI_THREADS,
+                                       ceil_div(items, gpu::VITERBI_THREADS)}));
   gpu::launch_viterbi(d_desc, int(n), items, grid, dec_.data(), form, stream);
   if (viterbi_done != nullptr) {
     WHD_CUDA_CHECK(cudaEventRecord(viterbi_done, stream));

@@ -69,8 +69,8 @@ constexpr const char* to_string(viterbi_form f)
 /// time per object (its descriptors and scratch are reused by the next run).
 class gpu_coded_decoder {
 public:
-  /// Allocates the descriptors (pinned and device), the Viterbi's decisions and the
-  /// decoded bytes for runs up to `cap` on the current device.
+  /// Allocates the descriptors (pinned and device), the Viterbi's decisions (for the
+  /// default form's threads) and the decoded bytes for runs up to `cap` on the current device.
   /// @throws cuda::cuda_error when the memory cannot be had, std::invalid_argument for a zero capacity
   explicit gpu_coded_decoder(const gpu_coded_capacity& cap);
 
@@ -88,8 +88,11 @@ public:
   void run(std::span<const gpu_coded_frame> frames, rs_stats* d_rs, cuda::stream_ref stream,
            cudaEvent_t viterbi_done = nullptr);
 
-  /// Selects the Viterbi kernel's form (the same bits; for benchmarks and tests).
-  void use_form(viterbi_form f) noexcept { form_ = f; }
+  /// Selects the Viterbi kernel's form (the same bits; for benchmarks and tests). A form
+  /// that holds more threads at once than the decisions' scratch has slots for grows it
+  /// (not while a run is in flight).
+  /// @throws cuda::cuda_error when the memory cannot be had
+  void use_form(viterbi_form f);
   viterbi_form form() const noexcept { return form_; }
 
   /// Device memory the decoder holds, bytes.
