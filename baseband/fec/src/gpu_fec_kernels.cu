@@ -319,84 +319,6 @@ constexpr gf_tables make_gf()
 
 __constant__ gf_tables D_GF = make_gf();
 
-/// The RS generator g(x) = prod over i = 1 .. NROOTS of (x + alpha^i) (fcr 1, prim 1: the
-/// roots of libfec's syndromes), and rem[v] = v (g(x) - x^NROOTS) packed a coefficient a
-/// byte (byte k: x^k): one step of the remainder of a received word modulo g, which is
-/// zero exactly where every syndrome is.
-struct rs_remainder_table {
-  uint8_t g[NROOTS + 1];
-  uint64_t rem[256];
-};
-
-constexpr int gf_mul(const gf_tables& t, int a, int b)
-{
-  return a == 0 || b == 0 ? 0 : t.alpha_to[(t.index_of[a] + t.index_of[b]) % GF_NN];
-}
-
-constexpr rs_remainder_table make_remainder_table()
-{
-  const gf_tables t = make_gf();
-  rs_remainder_table r{};
-  r.g[0] = 1;
-  for (int i = 1; i <= NROOTS; ++i) { // times (x + alpha^i)
-    const int root = t.alpha_to[i];
-    for (int k = i; k > 0; --k) {
-      r.g[k] = uint8_t(r.g[k - 1] ^ gf_mul(t, r.g[k], root));
-    }
-    r.g[0] = uint8_t(gf_mul(t, r.g[0], root));
-  }
-  for (int v = 0; v < 256; ++v) {
-    uint64_t packed = 0;
-    for (int k = 0; k < NROOTS; ++k) {
-      packed |= uint64_t(gf_mul(t, v, r.g[k])) << (8 * k);
-    }
-    r.rem[v] = packed;
-  }
-  return r;
-}
-
-/// The remainder modulo g of bytes c[0 .. n) (c[0] the highest degree), by the table.
-constexpr uint64_t remainder_by_table(const rs_remainder_table& r, const uint8_t* c, int n)
-{
-  uint64_t rem = 0;
-  for (int j = 0; j < n; ++j) {
-    rem = ((rem << 8) | c[j]) ^ r.rem[rem >> 56];
-  }
-  return rem;
-}
-
-constexpr bool remainder_table_holds()
-{
-  const gf_tables t = make_gf();
-  const rs_remainder_table r = make_remainder_table();
-  // g is monic of degree NROOTS, vanishes at alpha^1 .. alpha^NROOTS and not at alpha^(NROOTS + 1).
-  if (r.g[NROOTS] != 1) {
-    return false;
-  }
-  for (int i = 1; i <= NROOTS + 1; ++i) {
-    int v = 0;
-    for (int k = NROOTS; k >= 0; --k) {
-      v = gf_mul(t, v, t.alpha_to[i]) ^ r.g[k];
-    }
-    if ((v == 0) != (i <= NROOTS)) {
-      return false;
-    }
-  }
-  // g and its multiples leave no remainder; g + 1 leaves 1.
-  uint8_t c[NROOTS + 3] = {};
-  for (int k = 0; k <= NROOTS; ++k) {
-    c[k] = r.g[NROOTS - k];
-  }
-  if (remainder_by_table(r, c, NROOTS + 1) != 0 || remainder_by_table(r, c, NROOTS + 3) != 0) {
-    return false;
-  }
-  c[NROOTS] ^= 1;
-  return remainder_by_table(r, c, NROOTS + 1) == 1;
-}
-static_assert(remainder_table_holds(), "the RS remainder table");
-
-__constant__ rs_remainder_table D_REM = make_remainder_table();
-
 __device__ __forceinline__ int modnn(int x)
 {
   while (x >= GF_NN) {
@@ -410,7 +332,6 @@ __device__ __forceinline__ int modnn(int x)
 /// would serialise a warp's different indices): libfec's alpha_to and index_of, and
 /// mul[i][x] = x alpha^(i + 1), the product libfec's syndrome step takes in the log domain.
 struct gf_shared {
-  uint64_t rem[256]; ///< rs_remainder_table::rem
   uint8_t alpha_to[256];
   uint8_t index_of[256];
   uint8_t mul[NROOTS][256];
@@ -420,7 +341,6 @@ struct gf_shared {
 __device__ void load_gf(gf_shared& t)
 {
   for (unsigned i = threadIdx.x; i < 256; i += blockDim.x) {
-    t.rem[i] = D_REM.rem[i];
     t.alpha_to[i] = D_GF.alpha_to[i];
     t.index_of[i] = D_GF.index_of[i];
   }
@@ -600,9 +520,8 @@ constexpr int RS_ROW = RS_N + 4;
 /// block first copies the codewords' bytes from the 8 encoders' decoded streams into
 /// shared memory, un-parsing them (§2.3: RS stream byte i went to encoder i mod 8, its
 /// byte i / 8), each encoder's run of bytes read by consecutive threads; a thread then
-/// finds its codeword's remainder modulo g and, where it is not zero, the syndromes, and
-/// corrects the codeword in place; the block finally writes the information bytes,
-/// consecutive threads to consecutive words.
+/// finds its codeword's syndromes and corrects it in place; the block finally writes the
+/// information bytes, consecutive threads to consecutive bytes.
 __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs, int nof_frames, rs_stats* rs)
 {
   __shared__ gf_shared gf;
@@ -617,12 +536,46 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs,
   // its bytes 8 p + e at positions cw0 28 + p.
   const int span = (words - 1) * RS_N + (last ? int(f.last_k) + RS_PARITY : RS_N);
   const int per = (span + NOF_ENCODERS - 1) / NOF_ENCODERS;
-  const uint8_t* decoded = f.decoded + cw0 * (RS_N / NOF_ENCODERS);
-  for (int e = 0; e < NOF_ENCODERS; ++e) {
-    const uint8_t* from = decoded + uint64_t(e) * f.q;
-    for (int p = int(threadIdx.x); p < per; p += RS_THREADS) {
-      if (NOF_ENCODERS * p + e < span) {
-        rows[(p / (RS_N / NOF_ENCODERS)) * RS_ROW + NOF_ENCODERS * (p % (RS_N / NOF_ENCODERS)) + e] = from[p];
+  constexpr int PER_WORD = RS_N / NOF_ENCODERS; // a codeword's bytes in one encoder's stream
+  const uint8_t* decoded = f.decoded + cw0 * PER_WORD;
+  if ((f.q & 3u) == 0 && (reinterpret_cast<uintptr_t>(f.decoded) & 3u) == 0) {
+    // Word-aligned streams: each thread's words of every encoder loaded at once (all in
+    // flight), then spread. A word begun before position `per` ends inside the stream (q
+    // is a multiple of 4) and inside the block's rows (128 x 28 positions); its bytes past
+    // the span land after the last codeword's n, where nothing reads them.
+    static_assert(PER_WORD % 4 == 0, "a word of positions stays in one row");
+    constexpr int LOADS = RS_THREADS * PER_WORD / 4 / RS_THREADS; // words per thread and encoder
+    uint32_t v[NOF_ENCODERS][LOADS];
+    WHD_FEC_UNROLL
+    for (int e = 0; e < NOF_ENCODERS; ++e) {
+      const auto* from = reinterpret_cast<const uint32_t*>(decoded + uint64_t(e) * f.q);
+      WHD_FEC_UNROLL
+      for (int l = 0; l < LOADS; ++l) {
+        const int w = int(threadIdx.x) + l * RS_THREADS;
+        v[e][l] = 4 * w < per ? from[w] : 0u;
+      }
+    }
+    WHD_FEC_UNROLL
+    for (int e = 0; e < NOF_ENCODERS; ++e) {
+      WHD_FEC_UNROLL
+      for (int l = 0; l < LOADS; ++l) {
+        const int p = 4 * (int(threadIdx.x) + l * RS_THREADS);
+        if (p < per) {
+          uint8_t* to = rows + (p / PER_WORD) * RS_ROW + NOF_ENCODERS * (p % PER_WORD) + e;
+          WHD_FEC_UNROLL
+          for (int b = 0; b < 4; ++b) {
+            to[NOF_ENCODERS * b] = uint8_t(v[e][l] >> (8 * b));
+          }
+        }
+      }
+    }
+  } else {
+    for (int e = 0; e < NOF_ENCODERS; ++e) {
+      const uint8_t* from = decoded + uint64_t(e) * f.q;
+      for (int p = int(threadIdx.x); p < per; p += RS_THREADS) {
+        if (NOF_ENCODERS * p + e < span) {
+          rows[(p / PER_WORD) * RS_ROW + NOF_ENCODERS * (p % PER_WORD) + e] = from[p];
+        }
       }
     }
   }
@@ -631,24 +584,13 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs,
   if (t < words) {
     const int n = t + 1 == words && last ? int(f.last_k) + RS_PARITY : RS_N;
     uint8_t* row = rows + t * RS_ROW;
-    // A codeword (every syndrome zero) is the received word with no remainder modulo g:
-    // one table lookup a byte, not the syndromes' NROOTS; the row read a word at a time.
-    uint64_t rem = 0;
-    const auto* row_words = reinterpret_cast<const uint32_t*>(row);
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-      const uint32_t w = row_words[j / 4];
-      WHD_FEC_UNROLL
-      for (int b = 0; b < 4; ++b) {
-        rem = ((rem << 8) | ((w >> (8 * b)) & 0xFFu)) ^ gf.rem[rem >> 56];
-      }
+    int s[NROOTS];
+    syndromes([row](int j) { return int(row[j]); }, n, gf, s);
+    int syn_error = 0;
+    for (int i = 0; i < NROOTS; ++i) {
+      syn_error |= s[i];
     }
-    for (; j < n; ++j) {
-      rem = ((rem << 8) | row[j]) ^ gf.rem[rem >> 56];
-    }
-    if (rem != 0) {
-      int s[NROOTS];
-      syndromes([row](int i) { return int(row[i]); }, n, gf, s);
+    if (syn_error != 0) {
       const int count = rs_correct(row, n, s, gf);
       if (count < 0) {
         atomicAdd(&rs[fi].failed, 1u);
