@@ -39,8 +39,10 @@ TEST_P(viterbi_isas, vectorised_tiles_equal_the_reference)
   }
   std::mt19937 rng(11);
   std::printf("seed 11, %s\n", to_string(isa));
-  // Streams of one tile, of a tile and a step, of many; every kind of soft value.
-  const uint64_t lengths[] = {12, 100, TILE, TILE + 1, TILE + DEPTH, 3 * TILE + 7, 5000, 20000};
+  // Streams of one tile, of a tile and a step, of many; either side of long tiles'
+  // threshold; every kind of soft value.
+  const uint64_t lengths[] = {12,   100,   TILE, TILE + 1, TILE + DEPTH, 3 * TILE + 7, 5000, 20000, LONG_STREAM - 1, LONG_STREAM,
+                              LONG_STREAM + 3 * TILE_LONG + 7};
   std::vector<std::vector<int8_t>> soft;
   std::vector<uint64_t> nin;
   for (uint64_t n : lengths) {
@@ -77,10 +79,29 @@ TEST_P(viterbi_isas, vectorised_tiles_equal_the_reference)
 INSTANTIATE_TEST_SUITE_P(every, viterbi_isas, ::testing::Values(viterbi_isa::avx2, viterbi_isa::avx512),
                          [](const auto& p) { return p.param == viterbi_isa::avx2 ? std::string("avx2") : std::string("avx512"); });
 
+TEST(viterbi, tiles_cut_a_stream_into_consecutive_outputs_with_their_margins)
+{
+  for (uint64_t nin : {uint64_t(1), uint64_t(40), TILE - 1, TILE, TILE + 1, 5000 + TILE, LONG_STREAM - 1, LONG_STREAM,
+                       LONG_STREAM + 1, 7 * TILE_LONG + LONG_STREAM + 13}) {
+    const uint64_t length = nin >= LONG_STREAM ? TILE_LONG : TILE;
+    uint64_t next = 0;
+    for (uint64_t k = 0; k < nof_tiles(nin); ++k) {
+      const tile_span t = tile_of(nin, k);
+      ASSERT_EQ(t.out_first, next) << nin << " steps, tile " << k;
+      ASSERT_EQ(t.out_end - t.out_first, std::min(length, nin - t.out_first)) << nin << " steps, tile " << k;
+      ASSERT_EQ(t.run_first, t.out_first - std::min(t.out_first, ACQUIRE)) << nin << " steps, tile " << k;
+      ASSERT_EQ(t.run_end, std::min(nin, t.out_end + DEPTH)) << nin << " steps, tile " << k;
+      ASSERT_LE(t.run_end - t.run_first, MAX_TILE_STEPS);
+      next = t.out_end;
+    }
+    EXPECT_EQ(next, nin) << nin << " steps: the tiles' outputs end at the stream's end";
+  }
+}
+
 TEST(viterbi, tiles_decode_a_noiseless_stream_exactly)
 {
   std::mt19937 rng(3);
-  for (uint64_t nin : {uint64_t(40), TILE * 3 + 100, uint64_t(4000)}) {
+  for (uint64_t nin : {uint64_t(40), TILE * 3 + 100, uint64_t(4000), LONG_STREAM + TILE_LONG + 100}) {
     std::vector<uint8_t> u(nin, 0);
     for (uint64_t n = 0; n + TAIL_BITS < nin; ++n) {
       u[n] = uint8_t(rng() & 1u);

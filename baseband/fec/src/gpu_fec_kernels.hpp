@@ -20,7 +20,7 @@ inline constexpr int VITERBI_THREADS = 128;
 inline constexpr int RS_THREADS = 128;
 /// Steps of a tile whose decisions are kept: those from its first output bit on (the
 /// acquisition's are not traced back).
-inline constexpr uint64_t DEC_STEPS = TILE + DEPTH;
+inline constexpr uint64_t DEC_STEPS = MAX_TILE + DEPTH;
 /// Punctured output in a pattern table.
 inline constexpr unsigned PUNCTURED = 0xF;
 

@@ -388,7 +388,7 @@ WHD_FEC_UNROLL
     // value's index is a multiple of 4) when the streams do (Ce is a multiple of 4).
     constexpr int G = 4 / gcd_of(BYTES, 4);
     constexpr int NW = G * BYTES / 4;
-    static_assert(TILE % 16 == 0 && ACQUIRE % 16 == 0, "tiles start on a word of soft values");
+    static_assert(TILE % 16 == 0 && TILE_LONG % 16 == 0 && ACQUIRE % 16 == 0, "tiles start on a word of soft values");
     static_assert(NORM_EVERY % U == 0, "normalisation falls between iterations");
     if (((reinterpret_cast<uintptr_t>(pa) | reinterpret_cast<uintptr_t>(pb)) & 3u) == 0 && len >= unsigned(G * U)) {
       word_window<BYTES, NW> wa, wb;

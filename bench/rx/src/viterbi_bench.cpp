@@ -196,8 +196,8 @@ std::string to_markdown(const viterbi_bench_result& r)
   o << "# whd-bench viterbi\n\n" << to_markdown(r.env);
   o << "- one thread; " << r.cfg.streams << " streams of " << r.cfg.stream_bits << " trellis steps, BPSK over AWGN at Eb/N0 "
     << r.cfg.ebn0_dB << " dB; median of " << r.cfg.repeats << " timed runs after one warm-up\n";
-  o << "- whd-rx: tiles of " << fec::TILE << " bits with " << fec::ACQUIRE << " + " << fec::DEPTH
-    << " steps around them (viterbi.hpp), int8 soft values; libfec: viterbi27, whole stream, 8-bit offset-binary symbols\n\n";
+  o << "- whd-rx: tiles of " << fec::TILE << " bits (" << fec::TILE_LONG << " in streams of " << fec::LONG_STREAM
+    << " steps or more) with " << fec::ACQUIRE << " + " << fec::DEPTH << " steps around them (viterbi.hpp), int8 soft values; libfec: viterbi27, whole stream, 8-bit offset-binary symbols\n\n";
   o << "| decoder | rate | Mb/s decoded (median) | run s (min / median / max) | bit errors |\n|---|---|---:|---|---:|\n";
   for (const auto& row : r.rows) {
     std::snprintf(buf, sizeof buf, "| %s | %s | %.1f | %.4f / %.4f / %.4f | %llu |\n", row.decoder.c_str(), row.rate.c_str(), row.mbps(),

@@ -14,9 +14,10 @@
 /// - State after step n: s = u[n] 2^5 + u[n-1] 2^4 + ... + u[n-5]. New state j comes
 ///   from states 2(j mod 32) (decision 0) and 2(j mod 32) + 1 (decision 1) with input
 ///   bit j / 32. Ties keep decision 0: decision 1 only where its metric is larger.
-/// - Tiles: each encoder's nin steps are cut into tiles of TILE output bits; tile k
-///   outputs u[k TILE .. min((k+1) TILE, nin)), running the trellis over steps
-///   [max(0, k TILE - ACQUIRE), min(nin, (k+1) TILE + DEPTH)). A tile that starts at
+/// - Tiles: each encoder's nin steps are cut into tiles of T = tile_length(nin) output
+///   bits (TILE, or TILE_LONG where the stream has at least LONG_STREAM steps); tile k
+///   outputs u[k T .. min((k+1) T, nin)), running the trellis over steps
+///   [max(0, k T - ACQUIRE), min(nin, (k+1) T + DEPTH)). A tile that starts at
 ///   step 0 starts in state 0 (metric 0, other states START_OTHER); any other starts
 ///   with all metrics 0. A tile that runs to step nin traces back from state 0 (the
 ///   tail); any other from the state of largest metric at its last step, the lowest
@@ -34,17 +35,23 @@ namespace whd::fec {
 
 /// The int8 soft values' scale: an LLR of 1 is 4 steps (the soft output's default).
 inline constexpr float LLR_SCALE = 4.0f;
-/// Output bits per tile, and the steps run before (acquisition) and after
-/// (traceback depth) them. What they cost against a full-length floating-point
-/// Viterbi is measured by whd-bench ber (bench/results/).
+/// Output bits per tile (TILE_LONG in streams of at least LONG_STREAM steps), and the
+/// steps run before (acquisition) and after (traceback depth) them. Long streams take
+/// long tiles so that the overlap is paid less often (1.43 trellis steps an information
+/// bit at MCS 2 with TILE, 1.13 with TILE_LONG); short ones keep short tiles, whose many
+/// small items fill a GPU and end sooner. What the tiles cost against a full-length
+/// floating-point Viterbi is measured by whd-bench ber (bench/results/).
 inline constexpr uint64_t TILE = 512;
+inline constexpr uint64_t TILE_LONG = 2048;
+inline constexpr uint64_t LONG_STREAM = 16 * TILE_LONG;
 inline constexpr uint64_t ACQUIRE = 96;
 inline constexpr uint64_t DEPTH = 96;
 /// Path metric of states other than 0 where a tile starts at step 0.
 inline constexpr int START_OTHER = -4096;
-/// Trellis steps a tile runs at most.
-inline constexpr uint64_t MAX_TILE_STEPS = ACQUIRE + TILE + DEPTH;
-static_assert(TILE % 8 == 0, "tiles write whole bytes");
+/// Output bits of a tile at most, and the trellis steps it runs at most.
+inline constexpr uint64_t MAX_TILE = TILE_LONG;
+inline constexpr uint64_t MAX_TILE_STEPS = ACQUIRE + MAX_TILE + DEPTH;
+static_assert(TILE % 16 == 0 && TILE_LONG % 16 == 0, "tiles write whole bytes and start on a word of soft values");
 
 /// The steps tile k of a stream of nin steps outputs and runs.
 struct tile_span {
@@ -52,13 +59,17 @@ struct tile_span {
   uint64_t run_first = 0, run_end = 0; ///< trellis steps run [run_first, run_end)
 };
 
-WHD_FEC_HD constexpr uint64_t nof_tiles(uint64_t nin) { return (nin + TILE - 1) / TILE; }
+/// Output bits per tile of a stream of nin steps.
+WHD_FEC_HD constexpr uint64_t tile_length(uint64_t nin) { return nin >= LONG_STREAM ? TILE_LONG : TILE; }
+
+WHD_FEC_HD constexpr uint64_t nof_tiles(uint64_t nin) { return (nin + tile_length(nin) - 1) / tile_length(nin); }
 
 WHD_FEC_HD constexpr tile_span tile_of(uint64_t nin, uint64_t k)
 {
+  const uint64_t length = tile_length(nin);
   tile_span t;
-  t.out_first = k * TILE;
-  t.out_end = t.out_first + TILE < nin ? t.out_first + TILE : nin;
+  t.out_first = k * length;
+  t.out_end = t.out_first + length < nin ? t.out_first + length : nin;
   t.run_first = t.out_first > ACQUIRE ? t.out_first - ACQUIRE : 0;
   t.run_end = t.out_end + DEPTH < nin ? t.out_end + DEPTH : nin;
   return t;
