@@ -105,7 +105,7 @@ void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d
     upload_pending_ = false;
   }
   auto* desc = reinterpret_cast<gpu::frame_desc*>(h_desc_.data());
-  uint64_t items = 0, rs_blocks = 0, decoded = 0;
+  uint64_t items = 0, word = 0, decoded = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const frame_geometry& g = frames[i].g;
     gpu::frame_desc& d = desc[i];
@@ -121,14 +121,14 @@ void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d
     d.pin_log2 = log2_of(g.punct.pin);
     d.pout = uint32_t(g.punct.pout);
     d.item_first = items;
-    d.rs_block_first = rs_blocks;
+    d.word_first = word;
     items += (NOF_ENCODERS / 2) * nof_tiles(g.nin);
-    rs_blocks += ceil_div(g.codewords, gpu::RS_THREADS);
+    word += g.codewords;
     decoded += NOF_ENCODERS * g.q;
   }
   desc[n] = gpu::frame_desc{};
   desc[n].item_first = items;
-  desc[n].rs_block_first = rs_blocks;
+  desc[n].word_first = word;
   auto* d_desc = reinterpret_cast<const gpu::frame_desc*>(d_desc_.data());
   WHD_CUDA_CHECK(cudaMemcpyAsync(d_desc_.data(), h_desc_.data(), (n + 1) * sizeof(gpu::frame_desc), cudaMemcpyHostToDevice, stream));
   uploaded_.record(stream);
@@ -142,7 +142,7 @@ void gpu_coded_decoder::run(std::span<const gpu_coded_frame> frames, rs_stats* d
   if (viterbi_done != nullptr) {
     WHD_CUDA_CHECK(cudaEventRecord(viterbi_done, stream));
   }
-  gpu::launch_rs(d_desc, int(n), rs_blocks, d_rs, stream);
+  gpu::launch_rs(d_desc, int(n), word, d_rs, stream);
 }
 
 } // namespace whd::fec

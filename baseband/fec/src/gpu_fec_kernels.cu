@@ -516,73 +516,68 @@ __device__ int rs_correct(uint8_t* data, int n, int (&s)[NROOTS], const gf_share
 /// that a warp's lanes, each reading its own row, fall in distinct banks (57 words apart).
 constexpr int RS_ROW = RS_N + 4;
 
-/// A block decodes RS_THREADS consecutive codewords of one frame, a thread each. The
-/// block first copies the codewords' bytes from the 8 encoders' decoded streams into
-/// shared memory, un-parsing them (§2.3: RS stream byte i went to encoder i mod 8, its
-/// byte i / 8), each encoder's run of bytes read by consecutive threads; a thread then
-/// finds its codeword's syndromes and corrects it in place; the block finally writes the
-/// information bytes, consecutive threads to consecutive bytes.
-__global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs, int nof_frames, rs_stats* rs)
+/// A block decodes RS_THREADS consecutive codewords of the run (of one frame or of
+/// several), a thread each. The block first copies the codewords' bytes from the 8
+/// encoders' decoded streams into shared memory, un-parsing them (§2.3: RS stream byte
+/// i went to encoder i mod 8, its byte i / 8, so a codeword's bytes lie in 8 runs of 28,
+/// one a stream, and a frame's consecutive codewords' runs follow each other); the loads
+/// go encoder by encoder, codeword by codeword, consecutive threads to consecutive bytes.
+/// A thread then finds its codeword's syndromes and corrects it in place; the block
+/// finally writes the information bytes, consecutive threads to consecutive words.
+__global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs, int nof_frames, uint64_t words, rs_stats* rs)
 {
+  constexpr int PER_WORD = RS_N / NOF_ENCODERS; // a codeword's bytes in one encoder's stream
   __shared__ gf_shared gf;
   __shared__ __align__(16) uint8_t rows[RS_THREADS * RS_ROW];
+  __shared__ const uint8_t* from[RS_THREADS]; // the codeword's run in encoder 0's stream
+  __shared__ uint8_t* to[RS_THREADS];         // its information bytes
+  __shared__ uint64_t q[RS_THREADS];          // its frame's bytes a stream
+  __shared__ int length[RS_THREADS];          // n = k + 8, or 0 past the run's codewords
   load_gf(gf);
-  const int fi = frame_of(descs, nof_frames, blockIdx.x, [](const frame_desc& d) { return d.rs_block_first; });
-  const frame_desc& f = descs[fi];
-  const uint64_t cw0 = (blockIdx.x - f.rs_block_first) * RS_THREADS;
-  const int words = int(min(uint64_t(RS_THREADS), f.codewords - cw0));
-  const bool last = cw0 + uint64_t(words) == f.codewords;
-  // The block's part of the RS stream: bytes [cw0 224, cw0 224 + span); encoder e holds
-  // its bytes 8 p + e at positions cw0 28 + p.
-  const int span = (words - 1) * RS_N + (last ? int(f.last_k) + RS_PARITY : RS_N);
-  const int per = (span + NOF_ENCODERS - 1) / NOF_ENCODERS;
-  constexpr int PER_WORD = RS_N / NOF_ENCODERS; // a codeword's bytes in one encoder's stream
-  const uint8_t* decoded = f.decoded + cw0 * PER_WORD;
-  if ((f.q & 3u) == 0 && (reinterpret_cast<uintptr_t>(f.decoded) & 3u) == 0) {
-    // Word-aligned streams: each thread's words of every encoder loaded at once (all in
-    // flight), then spread. A word begun before position `per` ends inside the stream (q
-    // is a multiple of 4) and inside the block's rows (128 x 28 positions); its bytes past
-    // the span land after the last codeword's n, where nothing reads them.
-    static_assert(PER_WORD % 4 == 0, "a word of positions stays in one row");
-    constexpr int LOADS = RS_THREADS * PER_WORD / 4 / RS_THREADS; // words per thread and encoder
-    uint32_t v[NOF_ENCODERS][LOADS];
-    WHD_FEC_UNROLL
-    for (int e = 0; e < NOF_ENCODERS; ++e) {
-      const auto* from = reinterpret_cast<const uint32_t*>(decoded + uint64_t(e) * f.q);
-      WHD_FEC_UNROLL
-      for (int l = 0; l < LOADS; ++l) {
-        const int w = int(threadIdx.x) + l * RS_THREADS;
-        v[e][l] = 4 * w < per ? from[w] : 0u;
-      }
-    }
-    WHD_FEC_UNROLL
-    for (int e = 0; e < NOF_ENCODERS; ++e) {
-      WHD_FEC_UNROLL
-      for (int l = 0; l < LOADS; ++l) {
-        const int p = 4 * (int(threadIdx.x) + l * RS_THREADS);
-        if (p < per) {
-          uint8_t* to = rows + (p / PER_WORD) * RS_ROW + NOF_ENCODERS * (p % PER_WORD) + e;
-          WHD_FEC_UNROLL
-          for (int b = 0; b < 4; ++b) {
-            to[NOF_ENCODERS * b] = uint8_t(v[e][l] >> (8 * b));
-          }
-        }
-      }
-    }
+  const int t = int(threadIdx.x);
+  const uint64_t w = uint64_t(blockIdx.x) * RS_THREADS + uint64_t(t);
+  int fi = 0;
+  if (w < words) {
+    fi = frame_of(descs, nof_frames, w, [](const frame_desc& d) { return d.word_first; });
+    const frame_desc& f = descs[fi];
+    const uint64_t cw = w - f.word_first;
+    const int k = int(cw + 1 < f.codewords ? uint64_t(RS_K) : f.last_k);
+    from[t] = f.decoded + cw * PER_WORD;
+    to[t] = f.info + cw * RS_K;
+    q[t] = f.q;
+    length[t] = k + RS_PARITY;
   } else {
-    for (int e = 0; e < NOF_ENCODERS; ++e) {
-      const uint8_t* from = decoded + uint64_t(e) * f.q;
-      for (int p = int(threadIdx.x); p < per; p += RS_THREADS) {
-        if (NOF_ENCODERS * p + e < span) {
-          rows[(p / PER_WORD) * RS_ROW + NOF_ENCODERS * (p % PER_WORD) + e] = from[p];
-        }
+    length[t] = 0;
+  }
+  __syncthreads();
+  // Byte j of codeword r's run in stream e is its byte 8 j + e (read only below n: the
+  // frame's last codeword may end early, and its runs with it). LOADS bytes a thread
+  // are loaded before any is stored, so that they are all in flight at once.
+  constexpr int ROUNDS = NOF_ENCODERS * PER_WORD, LOADS = 8;
+  static_assert(ROUNDS % LOADS == 0);
+  for (int first = 0; first < ROUNDS; first += LOADS) {
+    uint32_t v[LOADS];
+    int at[LOADS];
+    WHD_FEC_UNROLL
+    for (int u = 0; u < LOADS; ++u) {
+      const int i = t + (first + u) * RS_THREADS;
+      const int e = i / (RS_THREADS * PER_WORD);
+      const int r = i / PER_WORD % RS_THREADS;
+      const int j = i % PER_WORD;
+      const bool in = NOF_ENCODERS * j + e < length[r];
+      at[u] = in ? r * RS_ROW + NOF_ENCODERS * j + e : -1;
+      v[u] = in ? __ldg(from[r] + uint64_t(e) * q[r] + uint64_t(j)) : 0u;
+    }
+    WHD_FEC_UNROLL
+    for (int u = 0; u < LOADS; ++u) {
+      if (at[u] >= 0) {
+        rows[at[u]] = uint8_t(v[u]);
       }
     }
   }
   __syncthreads();
-  const int t = int(threadIdx.x);
-  if (t < words) {
-    const int n = t + 1 == words && last ? int(f.last_k) + RS_PARITY : RS_N;
+  const int n = length[t];
+  if (n > 0) {
     uint8_t* row = rows + t * RS_ROW;
     int s[NROOTS];
     syndromes([row](int j) { return int(row[j]); }, n, gf, s);
@@ -600,22 +595,20 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs,
     }
   }
   __syncthreads();
-  // The information bytes: codeword cw0 + r's k at info + (cw0 + r) 216, k = 216 but for
-  // the frame's last codeword; words of 4 where the destination is word-aligned.
-  const int out = (words - 1) * RS_K + (last ? int(f.last_k) : RS_K);
-  uint8_t* info = f.info + cw0 * RS_K;
-  int done = 0;
-  if ((reinterpret_cast<uintptr_t>(info) & 3u) == 0) {
-    static_assert(RS_K % 4 == 0 && RS_ROW % 4 == 0, "a word of information stays within one row");
-    auto* info_words = reinterpret_cast<uint32_t*>(info);
-    for (int w = int(threadIdx.x); w < out / 4; w += RS_THREADS) {
-      const int b = 4 * w;
-      info_words[w] = *reinterpret_cast<const uint32_t*>(rows + (b / RS_K) * RS_ROW + b % RS_K);
+  // The information bytes, a word of 4 at a time (a whole codeword's k = 216 to a
+  // word-aligned destination; otherwise byte by byte below k).
+  static_assert(RS_K % 4 == 0 && RS_ROW % 4 == 0, "a codeword's information is whole words of its row");
+  for (int i = t; i < RS_THREADS * (RS_K / 4); i += RS_THREADS) {
+    const int r = i / (RS_K / 4);
+    const int b = 4 * (i % (RS_K / 4));
+    const int k = length[r] - RS_PARITY;
+    if (k == RS_K && (reinterpret_cast<uintptr_t>(to[r]) & 3u) == 0) {
+      *reinterpret_cast<uint32_t*>(to[r] + b) = *reinterpret_cast<const uint32_t*>(rows + r * RS_ROW + b);
+    } else {
+      for (int c = b; c < b + 4 && c < k; ++c) {
+        to[r][c] = rows[r * RS_ROW + c];
+      }
     }
-    done = out / 4 * 4;
-  }
-  for (int b = done + int(threadIdx.x); b < out; b += RS_THREADS) {
-    info[b] = rows[(b / RS_K) * RS_ROW + b % RS_K];
   }
 }
 
@@ -690,12 +683,12 @@ void launch_viterbi(const frame_desc* d_descs, int nof_frames, uint64_t items, u
   WHD_CUDA_CHECK_LAUNCH();
 }
 
-void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t blocks, rs_stats* d_rs, cudaStream_t stream)
+void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t words, rs_stats* d_rs, cudaStream_t stream)
 {
-  if (blocks == 0) {
+  if (words == 0) {
     return;
   }
-  rs_kernel<<<unsigned(blocks), RS_THREADS, 0, stream>>>(d_descs, nof_frames, d_rs);
+  rs_kernel<<<unsigned((words + RS_THREADS - 1) / RS_THREADS), RS_THREADS, 0, stream>>>(d_descs, nof_frames, words, d_rs);
   WHD_CUDA_CHECK_LAUNCH();
 }
 

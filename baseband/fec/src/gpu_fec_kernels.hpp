@@ -25,7 +25,7 @@ inline constexpr uint64_t DEC_STEPS = MAX_TILE + DEPTH;
 inline constexpr unsigned PUNCTURED = 0xF;
 
 /// One frame of a run, as the kernels read it. descs[n] (n frames) is a sentinel
-/// holding only the totals in item_first and rs_block_first.
+/// holding only the totals in item_first and word_first.
 struct frame_desc {
   const int8_t* streams;  ///< 8 ce soft values
   uint8_t* decoded;       ///< 8 q bytes (scratch)
@@ -37,7 +37,7 @@ struct frame_desc {
   uint64_t pattern;
   uint32_t pin_log2, pout;
   uint64_t item_first; ///< first Viterbi item (tile pair) of the frame
-  uint64_t rs_block_first; ///< first block of the RS kernel (RS_THREADS of the frame's codewords a block)
+  uint64_t word_first; ///< first RS codeword of the frame
 };
 
 /// The nibble table of `p` (frame_desc::pattern).
@@ -47,9 +47,8 @@ uint64_t pattern_table(const puncture_pattern& p);
 /// the 4 p of each frame) on `grid` blocks, each thread reusing its decisions slot.
 void launch_viterbi(const frame_desc* d_descs, int nof_frames, uint64_t items, unsigned grid, uint4* dec, viterbi_form form,
                     cudaStream_t stream);
-/// Enqueues un-parsing and RS over the frames' codewords, in `blocks` blocks (the
-/// sentinel's rs_block_first), counts to d_rs.
-void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t blocks, rs_stats* d_rs, cudaStream_t stream);
+/// Enqueues un-parsing and RS over `words` codewords, counts to d_rs.
+void launch_rs(const frame_desc* d_descs, int nof_frames, uint64_t words, rs_stats* d_rs, cudaStream_t stream);
 /// Whether a form's Viterbi kernel decodes frames of puncturing pattern `p` (the relu
 /// forms know the MCS's rates at compile time).
 bool viterbi_form_handles(viterbi_form form, const puncture_pattern& p);
