@@ -465,7 +465,7 @@ private:
     // A chunk with coded symbols frees its input as soon as its decode is done (the
     // FEC and the writer are not waited for); the others when the writer takes them:
     // their runs are bound by the payload's writes, which reading further ahead slows
-    // (bench/results/coded-traffic-h200-2026-11-28.md).
+    // (bench/results/coded-traffic-h200-2026-11-29.md).
     s.release_by_writer = s.coded_symbols == 0;
     if (s.count == 0) {
       s.done.record(s.stream);

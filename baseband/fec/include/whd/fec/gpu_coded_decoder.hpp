@@ -104,7 +104,7 @@ private:
   gpu_coded_capacity cap_;
   uint64_t slots_ = 0;                        ///< threads with a decisions slot (whole warps)
   unsigned viterbi_blocks_[NOF_VITERBI_FORMS] = {}; ///< per form: blocks of its launch (grid-stride)
-  viterbi_form form_ = viterbi_form::relu_words_2; // the fastest at MCS 0, 2 and 7 (bench/results/fec-gpu-h200-2026-11-28.md)
+  viterbi_form form_ = viterbi_form::relu_words_2; // the fastest at MCS 0, 1, 2 and 7 (bench/results/fec-gpu-h200-2026-11-29.raw.md)
   cuda::device_buffer<uint4> dec_;            ///< decisions: [warp][step][lane], 4 words a step
   cuda::device_buffer<uint8_t> decoded_;      ///< every frame's 8 Q decoded bytes, encoder-major
   cuda::pinned_buffer<std::byte> h_desc_;     ///< frame descriptors (gpu_fec_kernels.hpp), + 1 sentinel
