@@ -55,7 +55,7 @@ void gpu_coded_decoder::use_form(viterbi_form f)
   form_ = f;
   const uint64_t slots = uint64_t(viterbi_blocks_[int(f)]) * gpu::VITERBI_THREADS;
   if (slots > slots_) {
-    dec_ = cuda::device_buffer<uint4>();
+    dec_ = cuda::device_buffer<uint4>(); // the old freed before the new is had
     dec_ = cuda::device_buffer<uint4>(slots * gpu::DEC_STEPS);
     slots_ = slots;
   }

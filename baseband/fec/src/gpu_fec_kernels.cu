@@ -354,8 +354,9 @@ __device__ void load_gf(gf_shared& t)
 /// libfec's syndromes of bytes byte(0 .. n) (byte(0) the highest degree), as field
 /// elements: s_i = s_i alpha^(i + 1) + byte(j), the same field arithmetic as libfec's
 /// (s_i == 0 ? d : d ^ alpha_to[index_of[s_i] + i + 1]).
+/// @return whether any syndrome is not zero (the bytes are not a codeword)
 template <typename BYTE>
-__device__ __forceinline__ void syndromes(BYTE byte, int n, const gf_shared& t, int (&s)[NROOTS])
+__device__ __forceinline__ bool syndromes(BYTE byte, int n, const gf_shared& t, int (&s)[NROOTS])
 {
   const int d0 = byte(0);
   WHD_FEC_UNROLL
@@ -369,6 +370,12 @@ __device__ __forceinline__ void syndromes(BYTE byte, int n, const gf_shared& t, 
       s[i] = t.mul[i][s[i]] ^ dj;
     }
   }
+  int any = 0;
+  WHD_FEC_UNROLL
+  for (int i = 0; i < NROOTS; ++i) {
+    any |= s[i];
+  }
+  return any != 0;
 }
 
 /// reed_solomon.hpp's rs_decode of a codeword of n = k + 8 bytes whose syndromes `s`
@@ -498,12 +505,7 @@ __device__ int rs_correct(uint8_t* data, int n, int (&s)[NROOTS], const gf_share
   // The corrected word must be a codeword, else the received word is restored (the
   // same values XORed again).
   int s2[NROOTS];
-  syndromes([data](int j) { return int(data[j]); }, n, gf, s2);
-  int left = 0;
-  for (int i = 0; i < NROOTS; ++i) {
-    left |= s2[i];
-  }
-  if (left != 0) {
+  if (syndromes([data](int j) { return int(data[j]); }, n, gf, s2)) {
     for (int j = 0; j < count; ++j) {
       data[loc[j] - pad] ^= uint8_t(value[j]);
     }
@@ -580,12 +582,7 @@ __global__ void __launch_bounds__(RS_THREADS) rs_kernel(const frame_desc* descs,
   if (n > 0) {
     uint8_t* row = rows + t * RS_ROW;
     int s[NROOTS];
-    syndromes([row](int j) { return int(row[j]); }, n, gf, s);
-    int syn_error = 0;
-    for (int i = 0; i < NROOTS; ++i) {
-      syn_error |= s[i];
-    }
-    if (syn_error != 0) {
+    if (syndromes([row](int j) { return int(row[j]); }, n, gf, s)) {
       const int count = rs_correct(row, n, s, gf);
       if (count < 0) {
         atomicAdd(&rs[fi].failed, 1u);
@@ -627,12 +624,7 @@ __global__ void __launch_bounds__(RS_THREADS) rs_words_kernel(uint8_t* words, co
     data[b] = word[b];
   }
   int s[NROOTS];
-  syndromes([&data](int j) { return int(data[j]); }, n, gf, s);
-  int syn_error = 0;
-  for (int i = 0; i < NROOTS; ++i) {
-    syn_error |= s[i];
-  }
-  result[w] = syn_error == 0 ? 0 : rs_correct(data, n, s, gf);
+  result[w] = syndromes([&data](int j) { return int(data[j]); }, n, gf, s) ? rs_correct(data, n, s, gf) : 0;
   for (int b = 0; b < n; ++b) {
     word[b] = data[b];
   }
